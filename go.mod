@@ -1,0 +1,3 @@
+module chessapi
+
+go 1.26
