@@ -186,7 +186,7 @@ func (p *Position) generatePseudo(l *MoveList) {
 		}
 		for t &^= own; t != 0; {
 			to := t.PopFirst()
-			if p.board[from].Type() == Pawn && (Rank1|Rank8).Has(to) {
+			if p.board[from].Type() == Pawn && (Rank1 | Rank8).Has(to) {
 				addPromotions(l, from, to)
 			} else {
 				l.add(newMove(from, to))
