@@ -92,18 +92,19 @@ type levelSettings struct {
 	// pickMargin: the root scores every move exactly and plays a random one
 	// among those within this many centipawns of the best (0 = the best).
 	pickMargin int32
-	// mateProbeDepth is the depth of the full-strength search run first so a
-	// weakened level still plays any mate it finds (0 = no probe).
+	// mateProbeDepth and mateProbeNodes limit the full-strength search run
+	// first so a weakened level still plays any mate it finds (0 = no probe).
 	mateProbeDepth int
+	mateProbeNodes uint64
 }
 
 // levelTable is indexed by Level. The numbers were set by matches against
 // Stockfish and between the levels (docs/engine.md).
 var levelTable = [...]levelSettings{
 	LevelMax:    {name: "max", thinkTime: DefaultMoveTime},
-	LevelEasy:   {name: "easy", label: 900, thinkTime: 200 * time.Millisecond, maxDepth: 2, evalNoise: 90, pickMargin: 120, mateProbeDepth: 5},
-	LevelNormal: {name: "normal", label: 1300, thinkTime: 900 * time.Millisecond, maxDepth: 4, evalNoise: 45, pickMargin: 45, mateProbeDepth: 7},
-	LevelHard:   {name: "hard", label: 1600, thinkTime: 2200 * time.Millisecond, maxDepth: 6, evalNoise: 20, pickMargin: 10, mateProbeDepth: 9},
+	LevelEasy:   {name: "easy", label: 900, thinkTime: 200 * time.Millisecond, maxDepth: 2, evalNoise: 90, pickMargin: 120, mateProbeDepth: 7, mateProbeNodes: 30_000},
+	LevelNormal: {name: "normal", label: 1300, thinkTime: 900 * time.Millisecond, maxDepth: 4, evalNoise: 45, pickMargin: 45, mateProbeDepth: 9, mateProbeNodes: 100_000},
+	LevelHard:   {name: "hard", label: 1600, thinkTime: 2200 * time.Millisecond, maxDepth: 6, evalNoise: 20, pickMargin: 10, mateProbeDepth: 11, mateProbeNodes: 300_000},
 }
 
 func (l Level) settings() *levelSettings {

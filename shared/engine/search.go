@@ -81,6 +81,10 @@ type searcher struct {
 	seed      uint64
 	noise     int32
 	exactRoot bool // score every root move with a full window
+	// fullWidth turns off forward pruning (null move, futility, late move
+	// pruning and reductions): weakened levels search shallow but see
+	// everything within their depth.
+	fullWidth bool
 
 	rootBest      chess.Move
 	rootBestScore int32
@@ -96,14 +100,16 @@ func (s *searcher) clearHeuristics() { s.heur.clear() }
 
 // searchConfig is one pass of iterative deepening.
 type searchConfig struct {
-	maxDepth  int
-	nodeLimit uint64
-	soft      time.Duration // 0 = none
-	hard      time.Duration // 0 = none
-	salt      uint64
-	noise     int32
-	exactRoot bool
-	info      func(Info)
+	maxDepth      int
+	nodeLimit     uint64
+	soft          time.Duration // 0 = none
+	hard          time.Duration // 0 = none
+	salt          uint64
+	noise         int32
+	exactRoot     bool
+	fullWidth     bool
+	nodeLimitOnly bool
+	info          func(Info)
 }
 
 // run searches p (at least two legal moves) under the engine lock.
@@ -155,11 +161,17 @@ func (s *searcher) run(ctx context.Context, start time.Time, p *Params, overhead
 	}
 
 	// First a full-strength probe, so no level misses a mate it can find.
-	var probeNodes uint64
+	var probeSpent uint64
 	if level.mateProbeDepth > 0 {
+		// Limited by nodes rather than time so that a seed replays exactly;
+		// the time limit is only a safety net on a slow machine.
+		probeNodes := level.mateProbeNodes
+		if p.Nodes > 0 {
+			probeNodes = min(probeNodes, p.Nodes)
+		}
 		probe := s.iterate(searchConfig{
-			maxDepth: min(level.mateProbeDepth, maxDepth), nodeLimit: p.Nodes,
-			soft: tb.hard * 3 / 10, hard: tb.hard * 3 / 10,
+			maxDepth: min(level.mateProbeDepth, maxDepth), nodeLimit: probeNodes,
+			hard: tb.hard * 6 / 10,
 		})
 		if probe.Score.Mate > 0 {
 			if p.Info != nil {
@@ -168,17 +180,17 @@ func (s *searcher) run(ctx context.Context, start time.Time, p *Params, overhead
 			}
 			return probe
 		}
-		probeNodes = probe.Nodes
+		probeSpent = probe.Nodes
 	}
 	salt := splitMix(seed ^ uint64(p.Level)<<56)
 	res := s.iterate(searchConfig{
 		maxDepth: min(level.maxDepth, maxDepth), nodeLimit: p.Nodes, soft: tb.soft, hard: tb.hard,
-		salt: salt, noise: level.evalNoise, exactRoot: level.pickMargin > 0, info: p.Info,
+		salt: salt, noise: level.evalNoise, exactRoot: level.pickMargin > 0, fullWidth: true, info: p.Info,
 	})
 	if level.pickMargin > 0 && len(s.rootScores) > 0 {
 		res = s.pickWeakened(res, level.pickMargin)
 	}
-	res.Nodes += probeNodes
+	res.Nodes += probeSpent
 	res.Time = time.Since(start)
 	return res
 }
@@ -220,7 +232,7 @@ func (s *searcher) pickWeakened(res Result, margin int32) Result {
 // iterate runs iterative deepening under cfg.
 func (s *searcher) iterate(cfg searchConfig) Result {
 	s.nodes, s.seldepth, s.stopped = 0, 0, false
-	s.salt, s.noise, s.exactRoot = cfg.salt, cfg.noise, cfg.exactRoot
+	s.salt, s.noise, s.exactRoot, s.fullWidth = cfg.salt, cfg.noise, cfg.exactRoot, cfg.fullWidth
 	s.nodeLimit = cfg.nodeLimit
 	s.hasHard = cfg.hard > 0
 	s.hardStop = s.start.Add(cfg.hard)
@@ -488,7 +500,7 @@ func (s *searcher) negamax(ply, depth int, alpha, beta int32, cutNode bool) int3
 	s.heur.killers[ply+1] = [2]chess.Move{}
 	us := pos.Turn()
 
-	if !pvNode && !inCheck {
+	if !pvNode && !inCheck && !s.fullWidth {
 		// Reverse futility: far above beta at low depth, assume it holds.
 		if depth <= rfpMaxDepth && eval < mateBound {
 			margin := int32(rfpMargin * depth)
@@ -528,7 +540,7 @@ func (s *searcher) negamax(ply, depth int, alpha, beta int32, cutNode bool) int3
 	}
 
 	// Internal iterative reduction: no hash move, probably a poor node.
-	if depth >= iirMinDepth && ttMove == chess.NoMove && (pvNode || cutNode) {
+	if depth >= iirMinDepth && ttMove == chess.NoMove && (pvNode || cutNode) && !s.fullWidth {
 		depth--
 	}
 
@@ -552,7 +564,7 @@ func (s *searcher) negamax(ply, depth int, alpha, beta int32, cutNode bool) int3
 	var quiets [64]chess.Move
 	nQuiets := 0
 	skipQuiets := false
-	canPrune := !root && hasNonPawnMaterial(pos, us)
+	canPrune := !root && !s.fullWidth && hasNonPawnMaterial(pos, us)
 	for {
 		m, order := mp.next()
 		if m == chess.NoMove {
@@ -615,7 +627,7 @@ func (s *searcher) negamax(ply, depth int, alpha, beta int32, cutNode bool) int3
 			score = -s.negamax(ply+1, newDepth, -infinity, infinity, false)
 		default:
 			fullZeroWindow := !pvNode || moveCount > 1
-			if depth >= lmrMinDepth && moveCount > 1+boolInt(pvNode) && (quiet || order < 0) {
+			if depth >= lmrMinDepth && moveCount > 1+boolInt(pvNode) && (quiet || order < 0) && !s.fullWidth {
 				r := int(lmrTable[min(depth, 63)][min(moveCount, 63)])
 				if !pvNode {
 					r++
