@@ -340,7 +340,9 @@ func (s *pgnScanner) skipSpaceAndComments() {
 				}
 				s.pos++
 			}
-			s.pos++ // the '}' (or past the end)
+			if s.pos < len(s.src) {
+				s.pos++ // the '}'
+			}
 		case c == ';' || (c == '%' && atLineStart):
 			for s.pos < len(s.src) && s.src[s.pos] != '\n' {
 				s.pos++
@@ -353,13 +355,8 @@ func (s *pgnScanner) skipSpaceAndComments() {
 			s.pos++
 		case depth > 0:
 			// Inside a variation: skip tokens, keep nesting and comments.
-			if c == '"' || c == '[' {
-				s.pos++
-			} else {
-				s.token()
-				if s.pos < len(s.src) && !isPGNDelimiter(s.src[s.pos]) {
-					s.pos++
-				}
+			if s.token() == "" {
+				s.pos++ // a stray delimiter such as '"', '[' or '}'
 			}
 		default:
 			return
