@@ -1,0 +1,95 @@
+# Build, lint and test entry points. `make test` is the one command that runs
+# every test on a fresh clone; `make build` produces the Lambda artifacts.
+
+GO ?= go
+
+# The three Lambda functions, by package directory under ./functions.
+FUNCTIONS := move timeout ai
+
+# How every Lambda bootstrap is built: static (no cgo), without the legacy RPC
+# mode (lambda.norpc: provided.al2023 only speaks the Runtime API), trimmed.
+LAMBDA_BUILD_FLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w'
+
+# $(call go-lambda,GOARCH,package,output): one linux bootstrap.
+go-lambda = GOOS=linux GOARCH=$(1) CGO_ENABLED=0 $(GO) build $(LAMBDA_BUILD_FLAGS) -o $(3) $(2)
+
+# The host's architecture, for binaries run here under the emulator.
+HOST_GOARCH = $(shell $(GO) env GOARCH)
+
+# Test tooling installed into the repository (not into the user's GOPATH).
+BIN_DIR := $(CURDIR)/.bin
+RIE_MODULE := github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie
+RIE_VERSION := v0.0.0-20261030222936-bef5c4ba774d
+
+# npm packages used by the tests (dynalite), when infra/ declares any.
+NPM_STAMP := $(if $(wildcard infra/package.json),infra/node_modules/.package-lock.json)
+
+ARM64_BOOTSTRAPS := $(FUNCTIONS:%=bin/%/bootstrap)
+NATIVE_BOOTSTRAPS := $(FUNCTIONS:%=bin/native/%/bootstrap)
+
+.PHONY: build build-native build-MoveFunction build-TimeoutFunction build-AiFunction \
+	lint run test test-deps check-tools rie clean FORCE
+
+## build: bin/<fn>/bootstrap for Lambda (linux/arm64), as deployed.
+build: $(ARM64_BOOTSTRAPS)
+
+## build-native: bin/native/<fn>/bootstrap for this machine's architecture,
+## the binaries the Runtime Interface Emulator runs here.
+build-native: $(NATIVE_BOOTSTRAPS)
+
+# Always handed to go build (FORCE): Go knows what is stale, and its cache
+# makes an unchanged rebuild cheap.
+$(ARM64_BOOTSTRAPS): bin/%/bootstrap: FORCE
+	$(call go-lambda,arm64,./functions/$*,$@)
+
+$(NATIVE_BOOTSTRAPS): bin/native/%/bootstrap: FORCE
+	$(call go-lambda,$(HOST_GOARCH),./functions/$*,$@)
+
+# `sam build` (BuildMethod: makefile) runs build-<LogicalId> with
+# ARTIFACTS_DIR set, in a copy of CodeUri (the repository root).
+build-MoveFunction:
+	$(call go-lambda,arm64,./functions/move,$(artifacts-dir)/bootstrap)
+
+build-TimeoutFunction:
+	$(call go-lambda,arm64,./functions/timeout,$(artifacts-dir)/bootstrap)
+
+build-AiFunction:
+	$(call go-lambda,arm64,./functions/ai,$(artifacts-dir)/bootstrap)
+
+artifacts-dir = $(or $(ARTIFACTS_DIR),$(error ARTIFACTS_DIR is not set: this target is run by sam build))
+
+## lint: the SAM template, as CI checks it.
+lint:
+	cfn-lint template.yaml
+
+## run: the whole API locally on 127.0.0.1:3000 (embedded store, no Docker).
+run:
+	$(GO) run ./cmd/local
+
+## test: everything, from a fresh clone.
+test: test-deps
+	@unformatted="$$(gofmt -l .)"; \
+	if [ -n "$$unformatted" ]; then echo "gofmt -w needed on:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	cfn-lint template.yaml
+	$(GO) test ./...
+
+test-deps: check-tools rie $(NPM_STAMP)
+
+# Tools the tests start but that no Go or npm command can install.
+check-tools:
+	@for tool in moto_server node cfn-lint; do \
+		command -v $$tool >/dev/null 2>&1 || { echo "make test: '$$tool' is not on PATH (needed by the tests)" >&2; exit 1; }; \
+	done
+
+## rie: the pinned AWS Lambda Runtime Interface Emulator in .bin/.
+rie:
+	GOBIN=$(BIN_DIR) $(GO) install $(RIE_MODULE)@$(RIE_VERSION)
+
+$(NPM_STAMP): infra/package.json infra/package-lock.json
+	npm ci --prefix infra --no-audit --no-fund
+
+clean:
+	rm -rf bin .aws-sam
+
+FORCE:
