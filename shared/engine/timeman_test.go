@@ -28,7 +28,7 @@ func TestMoveTimeCompliance(t *testing.T) {
 	for movetime, n := range samples {
 		t.Run(movetime.String(), func(t *testing.T) {
 			var elapsed []time.Duration
-			for i := range n {
+			for range n {
 				pos, hist := randomPlayout(chess.StartingPosition(), rng.IntN(80), rng)
 				if pos.Status() != chess.StatusPlaying {
 					continue
