@@ -1,0 +1,168 @@
+package game
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+	"time"
+
+	"chessapi/shared/chess"
+)
+
+// Test helpers shared by the test files.
+
+// t0 is the creation time of test games.
+var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// at returns t0 plus ms milliseconds.
+func at(ms int64) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+
+const (
+	white = chess.White
+	black = chess.Black
+)
+
+// opts returns the default options changed by the given JSON object.
+func opts(t testing.TB, js string) Options {
+	t.Helper()
+	o, err := ParseOptions(json.RawMessage(js))
+	if err != nil {
+		t.Fatalf("ParseOptions(%s) = %v", js, err)
+	}
+	return o
+}
+
+// newGame creates a human-vs-human game with the host ("alice") as White
+// unless the options say otherwise, joined by "bob" at t0.
+func newGame(t testing.TB, o Options) *State {
+	t.Helper()
+	if o.ColorAssignment == ColorsRandom {
+		o.ColorAssignment = ColorsHostWhite
+	}
+	s, _, err := New(NewGame{GameID: "g1", Options: o, Host: Player{ID: "alice", Name: "Alice", TokenHash: "hash-alice"}, Seed: 7}, t0)
+	if err != nil {
+		t.Fatalf("New = %v", err)
+	}
+	s, _, err = Join(s, Player{ID: "bob", Name: "Bob", TokenHash: "hash-bob"}, t0)
+	if err != nil {
+		t.Fatalf("Join = %v", err)
+	}
+	return s
+}
+
+func moveAction(uci string) Action { return Action{Type: ActionMove, Move: MoveInput{UCI: uci}} }
+
+// mustApply applies a and fails the test on error.
+func mustApply(t testing.TB, s *State, by chess.Color, a Action, now time.Time) (*State, []Event) {
+	t.Helper()
+	next, events, err := Apply(s, by, a, now)
+	if err != nil {
+		t.Fatalf("Apply(%s %v by %s) = %v", a.Type, a.Move, by, err)
+	}
+	return next, events
+}
+
+// play plays UCI moves alternately starting with the side to move, one
+// second apart starting at ms.
+func play(t testing.TB, s *State, ms int64, ucis ...string) *State {
+	t.Helper()
+	for i, u := range ucis {
+		s, _ = mustApply(t, s, s.Turn(), moveAction(u), at(ms+int64(i)*1000))
+	}
+	return s
+}
+
+// ruleCode returns the Code of a *RuleError, or 0.
+func ruleCode(err error) Code {
+	if re, ok := err.(*RuleError); ok {
+		return re.Code
+	}
+	return 0
+}
+
+func hasEvent(events []Event, typ EventType) bool {
+	for _, e := range events {
+		if e.Type == typ {
+			return true
+		}
+	}
+	return false
+}
+
+// randomMove returns a random legal move of the current position as UCI,
+// or "" when there is none.
+func randomMove(t testing.TB, s *State, rng *rand.Rand) string {
+	t.Helper()
+	pos, err := s.Position()
+	if err != nil {
+		t.Fatalf("Position() = %v", err)
+	}
+	moves := pos.LegalMoves()
+	if len(moves) == 0 {
+		return ""
+	}
+	return pos.UCI(moves[rng.IntN(len(moves))])
+}
+
+// randomGame plays up to maxPlies random moves (1-3 s each) in a new game
+// with options o and returns every state on the way.
+func randomGame(t testing.TB, o Options, seed uint64, maxPlies int) []*State {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 0))
+	o.ColorAssignment = ColorsRandom
+	s, _, err := New(NewGame{GameID: "rg", Options: o, Host: Player{ID: "h", TokenHash: "x"}, Seed: seed}, t0)
+	if err != nil {
+		t.Fatalf("New = %v", err)
+	}
+	states := []*State{s}
+	s, _, err = Join(s, Player{ID: "j", TokenHash: "y"}, t0)
+	if err != nil {
+		t.Fatalf("Join = %v", err)
+	}
+	states = append(states, s)
+	ms := int64(0)
+	for s.Phase == PhasePlaying && s.Ply() < maxPlies {
+		ms += 1000 + rng.Int64N(2000)
+		u := randomMove(t, s, rng)
+		s, _ = mustApply(t, s, s.Turn(), Action{Type: ActionMove, Move: MoveInput{UCI: u}, RequestID: "r" + u}, at(ms))
+		states = append(states, s)
+	}
+	return states
+}
+
+// unlimitedClock returns options with a clock that never runs out in a
+// random game of a few hundred seconds per side.
+func unlimitedClock(t testing.TB, variant string) Options {
+	return opts(t, `{"timeControl":"90+60","variant":"`+variant+`"}`)
+}
+
+// assertSameState fails when two states differ.
+func assertSameState(t testing.TB, got, want *State, context string) {
+	t.Helper()
+	if !reflect.DeepEqual(got, want) {
+		gj, _ := json.Marshal(got)
+		wj, _ := json.Marshal(want)
+		t.Fatalf("%s: state differs\n got: %s\nwant: %s", context, gj, wj)
+	}
+}
+
+// gameFromFEN returns a playing game (alice White, bob Black) that starts
+// from fen, which must have White to move, with both first moves counted
+// as made so the main clocks run.
+func gameFromFEN(t testing.TB, fen string, o Options) *State {
+	t.Helper()
+	s := newGame(t, o)
+	pos, err := chess.ParseFENVariant(fen, o.Variant.chess())
+	if err != nil {
+		t.Fatalf("ParseFENVariant(%q) = %v", fen, err)
+	}
+	if pos.Turn() != chess.White {
+		t.Fatalf("gameFromFEN(%q): White must be to move", fen)
+	}
+	s.StartFEN = pos.FEN()
+	s.FEN = s.StartFEN
+	s.Repetition = map[string]int{pos.RepetitionKey(): 1}
+	s.Clock.Started = PerColor[bool]{true, true}
+	return s
+}

@@ -1,0 +1,210 @@
+package game
+
+import (
+	"slices"
+	"time"
+
+	"chessapi/shared/chess"
+)
+
+// AILevels are the AI seat levels of SPEC §8.
+var AILevels = []string{"easy", "normal", "hard", "max"}
+
+var aiLevelNamesKo = map[string]string{"easy": "쉬움", "normal": "보통", "hard": "어려움", "max": "최강"}
+
+// Player is who takes a seat.
+type Player struct {
+	ID   string
+	Name string
+	// TokenHash is the service's hash of the seat token (empty for AI).
+	TokenHash string
+}
+
+// NewGame describes a game to create.
+type NewGame struct {
+	GameID  string
+	Options Options // from ParseOptions (or DefaultOptions)
+	Host    Player
+	// AI, when not empty, is the level of an AI opponent (one of AILevels):
+	// the game starts at once. Empty: a human opponent joins later.
+	AI string
+	// Seed seeds the game's RNG (colours, Chess960 number). The service
+	// draws it from a secure source; tests fix it.
+	Seed uint64
+	// RematchOf, when set, is the game this one is a rematch of; it decides
+	// colours under colorAssignment "alternate".
+	RematchOf *PreviousGame
+}
+
+// PreviousGame identifies the game a rematch follows.
+type PreviousGame struct {
+	GameID string
+	// HostColor is the colour the new game's host had in that game.
+	HostColor chess.Color
+}
+
+// New creates a game at time now. Setup follows seeds/000 §5.4: colours
+// first (the RNG only for "random", or "alternate" without a previous game),
+// then the Chess960 number from the RNG. With a human opponent the game
+// waits in PhaseWaiting; with an AI it is playing at once.
+func New(ng NewGame, now time.Time) (*State, []Event, error) {
+	if ng.GameID == "" {
+		return nil, nil, inputError("gameId", "대국 ID가 비어 있어요", nil)
+	}
+	if ng.Host.ID == "" {
+		return nil, nil, inputError("player.id", "플레이어 ID가 비어 있어요", nil)
+	}
+	if ng.AI != "" && !slices.Contains(AILevels, ng.AI) {
+		return nil, nil, inputError("opponent.level", "AI 단계는 easy, normal, hard, max 중 하나예요", nil)
+	}
+	if err := ng.Options.validate(); err != nil {
+		return nil, nil, err
+	}
+	t := now.UnixMilli()
+	s := &State{
+		StateVersion: StateVersion,
+		GameID:       ng.GameID,
+		Version:      1,
+		CreatedAt:    t,
+		Options:      ng.Options,
+		Phase:        PhaseWaiting,
+		Repetition:   map[string]int{},
+		RNG:          RNG{State: ng.Seed},
+		Draw:         DrawState{LastOfferPly: PerColor[int]{-1, -1}},
+	}
+	if ng.RematchOf != nil {
+		s.Rematch.Of = ng.RematchOf.GameID
+	}
+
+	host := chooseHostColor(ng.Options.ColorAssignment, ng.RematchOf, &s.RNG)
+	s.Seats[host] = Seat{PlayerID: ng.Host.ID, Name: ng.Host.Name, TokenHash: ng.Host.TokenHash, Connected: true}
+
+	s.StartFEN = chess.StartFEN
+	if ng.Options.Variant == VariantChess960 {
+		n := int(s.RNG.intn(960))
+		fen, err := chess.Chess960StartFEN(n)
+		if err != nil {
+			return nil, nil, err // unreachable: n is in range
+		}
+		s.StartFEN, s.Chess960Index = fen, &n
+	}
+	pos, err := chess.ParseFENVariant(s.StartFEN, ng.Options.Variant.chess())
+	if err != nil {
+		return nil, nil, err
+	}
+	s.FEN = pos.FEN()
+	s.Repetition[pos.RepetitionKey()] = 1
+	s.Clock.RemainingMs = PerColor[int64]{s.Options.TimeControl.fullMs(), s.Options.TimeControl.fullMs()}
+
+	events := []Event{{Type: EventGameCreated, Color: host.String(), At: t}}
+	if ng.AI != "" {
+		s.Seats[host.Other()] = Seat{
+			PlayerID:  "ai-" + ng.AI,
+			Name:      "AI (" + aiLevelNamesKo[ng.AI] + ")",
+			AI:        ng.AI,
+			Connected: true,
+		}
+		events = append(events, s.start(t))
+	}
+	return s, events, nil
+}
+
+func chooseHostColor(ca ColorAssignment, prev *PreviousGame, rng *RNG) chess.Color {
+	switch {
+	case ca == ColorsHostWhite:
+		return chess.White
+	case ca == ColorsHostBlack:
+		return chess.Black
+	case ca == ColorsAlternate && prev != nil:
+		return prev.HostColor.Other()
+	}
+	return chess.Color(rng.next() >> 63)
+}
+
+// start moves a game with both seats taken to PhasePlaying: White's first
+// move limit starts now.
+func (s *State) start(t int64) Event {
+	s.Phase = PhasePlaying
+	s.Clock.TurnStartedAt = t
+	return Event{Type: EventGameStarted, At: t}
+}
+
+// Join seats p in the free seat of a waiting game and starts it. A game that
+// is not waiting is CodeGameFull; the host joining their own game is
+// CodeAlreadySeated.
+func Join(s *State, p Player, now time.Time) (*State, []Event, error) {
+	if p.ID == "" {
+		return nil, nil, inputError("player.id", "플레이어 ID가 비어 있어요", nil)
+	}
+	if _, seated := s.SeatOf(p.ID); seated {
+		return nil, nil, ruleError(CodeAlreadySeated)
+	}
+	if s.Phase != PhaseWaiting {
+		return nil, nil, ruleError(CodeGameFull)
+	}
+	free := chess.White
+	if s.Seats[chess.White].taken() {
+		free = chess.Black
+	}
+	t := max(now.UnixMilli(), s.CreatedAt)
+	next := s.clone()
+	next.Seats[free] = Seat{PlayerID: p.ID, Name: p.Name, TokenHash: p.TokenHash, Connected: true}
+	events := []Event{{Type: EventPlayerJoined, Color: free.String(), At: t}, next.start(t)}
+	next.Version++
+	return next, events, nil
+}
+
+// LinkRematch records nextGameID as the rematch of a finished game, once.
+func LinkRematch(s *State, nextGameID string) (*State, []Event, error) {
+	if s.Phase != PhaseFinished {
+		return nil, nil, ruleError(CodeGameNotFinished)
+	}
+	if s.Rematch.Next != "" {
+		return nil, nil, ruleError(CodeRematchLinked)
+	}
+	if nextGameID == "" {
+		return nil, nil, inputError("rematchOf", "재대국 ID가 비어 있어요", nil)
+	}
+	next := s.clone()
+	next.Rematch.Next = nextGameID
+	next.Version++
+	return next, []Event{{Type: EventRematchLinked, GameID: nextGameID}}, nil
+}
+
+// validate checks that o holds only allowed values (options built in code
+// rather than by ParseOptions, or read from storage).
+func (o Options) validate() error {
+	bad := func(field, msg string) error { return inputError("options."+field, msg, nil) }
+	tc := o.TimeControl
+	switch {
+	case o.Variant != VariantStandard && o.Variant != VariantChess960:
+		return bad("variant", "standard, chess960 중 하나여야 해요")
+	case tc.Kind == TimeFischer && (tc.BaseSec%60 != 0 || tc.BaseSec < 60 || tc.BaseSec > 90*60 || tc.IncSec < 0 || tc.IncSec > 60 || tc.PerMoveSec != 0),
+		tc.Kind == TimePerMove && (tc.PerMoveSec != 30 && tc.PerMoveSec != 60 && tc.PerMoveSec != 120 || tc.BaseSec != 0 || tc.IncSec != 0),
+		tc.Kind == TimeNone && tc != TimeControl{Kind: TimeNone},
+		tc.Kind > TimeNone:
+		return bad("timeControl", "시간 방식이 올바르지 않아요")
+	case o.DrawMode != DrawAuto && o.DrawMode != DrawFIDE:
+		return bad("drawMode", "auto, fide 중 하나여야 해요")
+	case o.ColorAssignment != ColorsRandom && o.ColorAssignment != ColorsHostWhite &&
+		o.ColorAssignment != ColorsHostBlack && o.ColorAssignment != ColorsAlternate:
+		return bad("colorAssignment", "random, hostWhite, hostBlack, alternate 중 하나여야 해요")
+	case o.Undo != UndoOff && o.Undo != 1 && o.Undo != 3 && o.Undo != UndoUnlimited:
+		return bad("undo", "off, 1, 3, unlimited 중 하나여야 해요")
+	case o.FirstMoveSec != 15 && o.FirstMoveSec != 30 && o.FirstMoveSec != 60:
+		return bad("firstMoveSec", "15, 30, 60 중 하나여야 해요")
+	case o.IdleLimitSec != 300 && o.IdleLimitSec != 600:
+		return bad("idleLimitSec", "300, 600 중 하나여야 해요")
+	case o.Hints != HintsOff && o.Hints != HintsMoves:
+		return bad("hints", "off, moves 중 하나여야 해요")
+	case o.DisconnectGraceSec != 30 && o.DisconnectGraceSec != 60 && o.DisconnectGraceSec != 120:
+		return bad("disconnectGraceSec", "30, 60, 120 중 하나여야 해요")
+	}
+	return nil
+}
+
+// MarshalJSON writes every option in its canonical form.
+func (o Options) MarshalJSON() ([]byte, error) {
+	type plain Options // without methods, so no recursion
+	return jsonMarshal(plain(o))
+}

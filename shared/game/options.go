@@ -1,0 +1,370 @@
+package game
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"chessapi/shared/chess"
+)
+
+// Options are the room options of seeds/000 §2, plus the per-move timer of
+// seeds/003 (SPEC §4). The zero value is not valid; start from
+// DefaultOptions or ParseOptions.
+type Options struct {
+	Variant            Variant         `json:"variant"`
+	TimeControl        TimeControl     `json:"timeControl"`
+	DrawMode           DrawMode        `json:"drawMode"`
+	ColorAssignment    ColorAssignment `json:"colorAssignment"`
+	AutoQueen          bool            `json:"autoQueen"`
+	Undo               UndoAllowance   `json:"undo"`
+	DrawOffer          bool            `json:"drawOffer"`
+	FirstMoveSec       int             `json:"firstMoveSec"`
+	IdleLimitSec       int             `json:"idleLimitSec"`
+	Hints              Hints           `json:"hints"`
+	DisconnectGraceSec int             `json:"disconnectGraceSec"`
+}
+
+// Variant is "standard" or "chess960".
+type Variant string
+
+const (
+	VariantStandard Variant = "standard"
+	VariantChess960 Variant = "chess960"
+)
+
+func (v Variant) chess() chess.Variant {
+	if v == VariantChess960 {
+		return chess.VariantChess960
+	}
+	return chess.VariantStandard
+}
+
+// DrawMode chooses how repetition and the 50-move rule end a game.
+type DrawMode string
+
+const (
+	// DrawAuto: threefold repetition and 50 moves draw at once (chess.com).
+	DrawAuto DrawMode = "auto"
+	// DrawFIDE: threefold and 50 moves may be claimed; fivefold and 75 moves
+	// draw automatically (FIDE 9.2, 9.3, 9.6).
+	DrawFIDE DrawMode = "fide"
+)
+
+// ColorAssignment decides who plays White.
+type ColorAssignment string
+
+const (
+	ColorsRandom    ColorAssignment = "random"
+	ColorsHostWhite ColorAssignment = "hostWhite"
+	ColorsHostBlack ColorAssignment = "hostBlack"
+	// ColorsAlternate gives the host the colour opposite to the one they had
+	// in the game this one is a rematch of (random for a first game).
+	ColorsAlternate ColorAssignment = "alternate"
+)
+
+// Hints is "off" or "moves" (show the squares a piece can go to).
+type Hints string
+
+const (
+	HintsOff   Hints = "off"
+	HintsMoves Hints = "moves"
+)
+
+// UndoAllowance is how many take-backs each player may have accepted:
+// UndoOff, 1, 3 or UndoUnlimited. JSON: "off", 1, 3 or "unlimited".
+type UndoAllowance int
+
+const (
+	UndoOff       UndoAllowance = 0
+	UndoUnlimited UndoAllowance = -1
+)
+
+// allows reports whether a player who has used n take-backs may have another.
+func (u UndoAllowance) allows(n int) bool {
+	return u == UndoUnlimited || n < int(u)
+}
+
+func (u UndoAllowance) MarshalJSON() ([]byte, error) {
+	switch u {
+	case UndoOff:
+		return []byte(`"off"`), nil
+	case UndoUnlimited:
+		return []byte(`"unlimited"`), nil
+	}
+	return []byte(strconv.Itoa(int(u))), nil
+}
+
+func (u *UndoAllowance) UnmarshalJSON(b []byte) error {
+	v, err := parseUndo(jsonField{path: "undo", value: b})
+	if err != nil {
+		return err
+	}
+	*u = v
+	return nil
+}
+
+// TimeKind is the family of a time control.
+type TimeKind uint8
+
+const (
+	// TimeFischer: a base time per player plus an increment per move.
+	TimeFischer TimeKind = iota
+	// TimePerMove: the same time for every move, refilled after each move;
+	// running out spends one of PerMoveExtensions and refills (seeds/003).
+	TimePerMove
+	// TimeNone: no clock; a turn may last at most idleLimitSec.
+	TimeNone
+)
+
+// PerMoveExtensions is how many times each seat may run out of its per-move
+// time before losing on time (seeds/003).
+const PerMoveExtensions = 3
+
+// TimeControl is a parsed timeControl option. Its text form is "M+S"
+// (Fischer, minutes + increment seconds), "perMove:N" or "none".
+type TimeControl struct {
+	Kind       TimeKind
+	BaseSec    int // Fischer: starting time
+	IncSec     int // Fischer: added after each move
+	PerMoveSec int // per-move: time for every move
+}
+
+// Fischer returns the Fischer control of minutes + increment seconds.
+func Fischer(minutes, incSec int) TimeControl {
+	return TimeControl{Kind: TimeFischer, BaseSec: minutes * 60, IncSec: incSec}
+}
+
+func (tc TimeControl) String() string {
+	switch tc.Kind {
+	case TimeNone:
+		return "none"
+	case TimePerMove:
+		return "perMove:" + strconv.Itoa(tc.PerMoveSec)
+	}
+	return strconv.Itoa(tc.BaseSec/60) + "+" + strconv.Itoa(tc.IncSec)
+}
+
+// MarshalText writes the text form ("10+5", "perMove:60", "none").
+func (tc TimeControl) MarshalText() ([]byte, error) { return []byte(tc.String()), nil }
+
+// UnmarshalText reads the text form with the limits of SPEC §4.
+func (tc *TimeControl) UnmarshalText(b []byte) error {
+	v, err := ParseTimeControl(string(b))
+	if err != nil {
+		return err
+	}
+	*tc = v
+	return nil
+}
+
+// ParseTimeControl reads "M+S" (1 <= M <= 90 minutes, 0 <= S <= 60 seconds;
+// the presets 3+2, 5+0, 5+3, 10+0, 10+5, 15+10 and 30+0 are such values),
+// "none", or "perMove:30", "perMove:60", "perMove:120".
+func ParseTimeControl(s string) (TimeControl, error) {
+	const msg = "시간 방식은 '분+초'(1~90분, 0~60초), 'none', 'perMove:30|60|120' 중 하나예요"
+	bad := func(detail string) (TimeControl, error) {
+		return TimeControl{}, inputError("options.timeControl", msg, fmt.Errorf("time control %q: %s", s, detail))
+	}
+	switch {
+	case s == "none":
+		return TimeControl{Kind: TimeNone}, nil
+	case strings.HasPrefix(s, "perMove:"):
+		switch n := s[len("perMove:"):]; n {
+		case "30", "60", "120":
+			sec, _ := strconv.Atoi(n)
+			return TimeControl{Kind: TimePerMove, PerMoveSec: sec}, nil
+		}
+		return bad("per-move seconds must be 30, 60 or 120")
+	}
+	m, inc, ok := strings.Cut(s, "+")
+	if !ok {
+		return bad("not M+S")
+	}
+	minutes, err1 := strictAtoi(m)
+	incSec, err2 := strictAtoi(inc)
+	if err1 != nil || err2 != nil {
+		return bad("M and S must be whole numbers")
+	}
+	if minutes < 1 || minutes > 90 || incSec < 0 || incSec > 60 {
+		return bad("M must be 1-90 and S 0-60")
+	}
+	return Fischer(minutes, incSec), nil
+}
+
+// strictAtoi accepts only plain decimal digits (no sign, no spaces), at most
+// three of them.
+func strictAtoi(s string) (int, error) {
+	if s == "" || len(s) > 3 {
+		return 0, strconv.ErrSyntax
+	}
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return 0, strconv.ErrSyntax
+		}
+	}
+	return strconv.Atoi(s)
+}
+
+// DefaultOptions returns the defaults of seeds/000 §2.
+func DefaultOptions() Options {
+	return Options{
+		Variant:            VariantStandard,
+		TimeControl:        Fischer(10, 5),
+		DrawMode:           DrawAuto,
+		ColorAssignment:    ColorsRandom,
+		AutoQueen:          false,
+		Undo:               1,
+		DrawOffer:          true,
+		FirstMoveSec:       30,
+		IdleLimitSec:       600,
+		Hints:              HintsMoves,
+		DisconnectGraceSec: 60,
+	}
+}
+
+// ParseOptions reads the options object of a create request. Missing keys
+// take their defaults; an empty raw or null means all defaults. An unknown
+// key, a wrong type or a value outside the allowed set is an *InputError
+// naming the field ("options.drawMode").
+func ParseOptions(raw json.RawMessage) (Options, error) {
+	return parseOptionsAt(raw, "options")
+}
+
+func parseOptionsAt(raw json.RawMessage, path string) (Options, error) {
+	o := DefaultOptions()
+	fields, err := objectFields(raw, path)
+	if err != nil {
+		return Options{}, err
+	}
+	for _, f := range fields {
+		if err := o.set(f); err != nil {
+			return Options{}, err
+		}
+	}
+	return o, nil
+}
+
+// set reads one option member into o.
+func (o *Options) set(f jsonField) error {
+	switch f.key {
+	case "variant":
+		return setChoice(f, &o.Variant, VariantStandard, VariantChess960)
+	case "timeControl":
+		s, err := f.stringValue()
+		if err != nil {
+			return err
+		}
+		tc, err := ParseTimeControl(s)
+		if err != nil {
+			err.(*InputError).Field = f.path
+			return err
+		}
+		o.TimeControl = tc
+	case "drawMode":
+		return setChoice(f, &o.DrawMode, DrawAuto, DrawFIDE)
+	case "colorAssignment":
+		return setChoice(f, &o.ColorAssignment, ColorsRandom, ColorsHostWhite, ColorsHostBlack, ColorsAlternate)
+	case "autoQueen":
+		return setBool(f, &o.AutoQueen)
+	case "undo":
+		u, err := parseUndo(f)
+		if err != nil {
+			return err
+		}
+		o.Undo = u
+	case "drawOffer":
+		return setBool(f, &o.DrawOffer)
+	case "firstMoveSec":
+		return setIntChoice(f, &o.FirstMoveSec, 15, 30, 60)
+	case "idleLimitSec":
+		return setIntChoice(f, &o.IdleLimitSec, 300, 600)
+	case "hints":
+		return setChoice(f, &o.Hints, HintsOff, HintsMoves)
+	case "disconnectGraceSec":
+		return setIntChoice(f, &o.DisconnectGraceSec, 30, 60, 120)
+	default:
+		return unknownField(f)
+	}
+	return nil
+}
+
+func setChoice[T ~string](f jsonField, dst *T, allowed ...T) error {
+	s, err := f.stringValue()
+	if err == nil {
+		for _, a := range allowed {
+			if T(s) == a {
+				*dst = a
+				return nil
+			}
+		}
+	}
+	names := make([]string, len(allowed))
+	for i, a := range allowed {
+		names[i] = string(a)
+	}
+	return inputError(f.path, strings.Join(names, ", ")+" 중 하나여야 해요", nil)
+}
+
+func setIntChoice(f jsonField, dst *int, allowed ...int) error {
+	n, err := f.intValue()
+	if err == nil {
+		for _, a := range allowed {
+			if n == a {
+				*dst = n
+				return nil
+			}
+		}
+	}
+	names := make([]string, len(allowed))
+	for i, a := range allowed {
+		names[i] = strconv.Itoa(a)
+	}
+	return inputError(f.path, strings.Join(names, ", ")+" 중 하나여야 해요", nil)
+}
+
+func setBool(f jsonField, dst *bool) error {
+	b, err := f.boolValue()
+	if err != nil {
+		return err
+	}
+	*dst = b
+	return nil
+}
+
+// parseUndo accepts "off", 1, 3, "unlimited" (and "1", "3" as strings).
+func parseUndo(f jsonField) (UndoAllowance, error) {
+	var n int
+	if json.Unmarshal(f.value, &n) == nil && (n == 1 || n == 3) {
+		return UndoAllowance(n), nil
+	}
+	var s string
+	if json.Unmarshal(f.value, &s) == nil {
+		switch s {
+		case "off":
+			return UndoOff, nil
+		case "unlimited":
+			return UndoUnlimited, nil
+		case "1", "3":
+			n, _ := strconv.Atoi(s)
+			return UndoAllowance(n), nil
+		}
+	}
+	return 0, inputError(f.path, "off, 1, 3, unlimited 중 하나여야 해요", nil)
+}
+
+// UnmarshalJSON reads options with the same rules as ParseOptions.
+func (o *Options) UnmarshalJSON(b []byte) error {
+	v, err := parseOptionsAt(b, "options")
+	if err != nil {
+		return err
+	}
+	*o = v
+	return nil
+}
+
+// firstMoveMs, idleMs and graceMs are the option times in milliseconds.
+func (o *Options) firstMoveMs() int64 { return int64(o.FirstMoveSec) * 1000 }
+func (o *Options) idleMs() int64      { return int64(o.IdleLimitSec) * 1000 }
+func (o *Options) graceMs() int64     { return int64(o.DisconnectGraceSec) * 1000 }
