@@ -382,3 +382,27 @@ func TestScoreString(t *testing.T) {
 		}
 	}
 }
+
+func TestRequestParams(t *testing.T) {
+	tests := []struct {
+		level             Level
+		movetimeMs, depth int
+		wantTime          time.Duration
+		wantDepth         int
+	}{
+		{LevelMax, 0, 0, DefaultMoveTime, 0},
+		{LevelEasy, 0, 0, 200 * time.Millisecond, 0},
+		{LevelMax, 1, 0, MinMoveTime, 0},
+		{LevelMax, 50000, 0, MaxMoveTime, 0},
+		{LevelMax, 0, 12, MaxMoveTime, 12},
+		{LevelMax, 300, 500, 300 * time.Millisecond, MaxDepth},
+		{LevelHard, -5, -1, 2200 * time.Millisecond, 0},
+	}
+	for _, tc := range tests {
+		p := RequestParams(tc.level, tc.movetimeMs, tc.depth)
+		if p.MoveTime != tc.wantTime || p.Depth != tc.wantDepth || p.Level != tc.level {
+			t.Errorf("RequestParams(%s, %d, %d) = time %v depth %d; want %v, %d", tc.level, tc.movetimeMs, tc.depth,
+				p.MoveTime, p.Depth, tc.wantTime, tc.wantDepth)
+		}
+	}
+}

@@ -32,13 +32,20 @@ const (
 
 	kingAttackMaxPenalty = 500
 
+	// Threats: enemy pieces attacked by a pawn, heavy pieces attacked by a
+	// minor piece, and pieces attacked but not defended.
+	threatByPawnMg, threatByPawnEg   = 45, 30
+	threatByMinorMg, threatByMinorEg = 30, 20
+	hangingMg, hangingEg             = 25, 15
+
 	// scaleDrawish divides the score (by 8) when the stronger side has no
 	// pawns and too little extra material to mate.
 	drawishMaterialEdge = 400
 
 	mopUpEdge     = 12 // per step of the bare king from the centre
 	mopUpKings    = 6  // per step the kings are closer than 14 apart
-	mopUpCorner   = 25 // per step of the bare king towards the bishop's corner (KBNK)
+	mopUpCorner   = 40 // per step of the bare king towards the bishop's corner (KBNK)
+	mopUpKnight   = 4  // per step of the knight towards the bare king (KBNK)
 	mopUpBaseline = 100
 )
 
@@ -146,6 +153,7 @@ func evaluate(pos *chess.Position) int32 {
 	pawnAtt := [2]chess.Bitboard{pawnAttackSet(chess.White, pawns[0]), pawnAttackSet(chess.Black, pawns[1])}
 	kings := [2]chess.Square{pos.KingSquare(chess.White), pos.KingSquare(chess.Black)}
 	var nonPawn [2]int32 // non-pawn material (middlegame values)
+	var attacked, attackedByMinor [2]chess.Bitboard
 
 	for c := chess.White; c <= chess.Black; c++ {
 		them := c.Other()
@@ -184,6 +192,10 @@ func evaluate(pos *chess.Position) int32 {
 				}
 				phase += phaseWeight[pt]
 				nonPawn[c] += materialMg[pt]
+				attacked[c] |= att
+				if pt == chess.Knight || pt == chess.Bishop {
+					attackedByMinor[c] |= att
+				}
 				n := int32((att & mobilityArea).Count())
 				mg[c] += mobilityMg[pt] * (n - mobilityOffset[pt])
 				eg[c] += mobilityEg[pt] * (n - mobilityOffset[pt])
@@ -205,6 +217,26 @@ func evaluate(pos *chess.Position) int32 {
 		mg[c] += pm
 		eg[c] += pe
 		mg[c] += kingShelter(c, kings[c], pawns)
+	}
+
+	for c := chess.White; c <= chess.Black; c++ {
+		them := c.Other()
+		attacked[c] |= pawnAtt[c] | chess.KingAttacks(kings[c])
+		targets := pos.ByColor(them) &^ pawns[them] &^ pos.Pieces(them, chess.King)
+		n := int32((targets & pawnAtt[c]).Count())
+		mg[c] += n * threatByPawnMg
+		eg[c] += n * threatByPawnEg
+		heavy := pos.Pieces(them, chess.Rook) | pos.Pieces(them, chess.Queen)
+		n = int32((heavy & attackedByMinor[c]).Count())
+		mg[c] += n * threatByMinorMg
+		eg[c] += n * threatByMinorEg
+	}
+	for c := chess.White; c <= chess.Black; c++ {
+		them := c.Other()
+		hanging := pos.ByColor(them) &^ pos.Pieces(them, chess.King) & attacked[c] &^ attacked[them]
+		n := int32(hanging.Count())
+		mg[c] += n * hangingMg
+		eg[c] += n * hangingEg
 	}
 
 	phase = min(phase, phaseTotal)
@@ -334,8 +366,9 @@ func mopUp(pos *chess.Position, score int32, nonPawn [2]int32, pawns [2]chess.Bi
 		if bishops&chess.LightSquares != 0 {
 			c1, c2 = chess.H1, chess.A8
 		}
-		d := min(manhattanBetween[wk][c1], manhattanBetween[wk][c2])
-		bonus += mopUpCorner*(14-d) + mopUpEdge*centerDistance[wk]/2
+		d := min(squareDistance[wk][c1], squareDistance[wk][c2])
+		knight := pos.Pieces(strong, chess.Knight).First()
+		bonus += mopUpCorner*(7-d) + mopUpEdge*centerDistance[wk]/2 + mopUpKnight*(7-squareDistance[knight][wk])
 	} else {
 		bonus += mopUpEdge * centerDistance[wk]
 	}
