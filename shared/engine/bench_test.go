@@ -1,0 +1,88 @@
+package engine
+
+import (
+	"context"
+	"testing"
+
+	"chessapi/shared/chess"
+)
+
+// BenchmarkSearch reports search speed (nodes/s) over the bench positions
+// at a fixed depth: go test -bench Search -run XXX ./shared/engine
+func BenchmarkSearch(b *testing.B) {
+	var nodes uint64
+	for b.Loop() {
+		nodes += Bench(8, nil).Nodes
+	}
+	b.ReportMetric(float64(nodes)/b.Elapsed().Seconds(), "nodes/s")
+}
+
+func BenchmarkEvaluate(b *testing.B) {
+	pos, err := chess.ParseFEN("r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP3PPP/R2QKB1R w KQ - 0 8")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		evaluate(pos)
+	}
+}
+
+func BenchmarkSearchStartpos(b *testing.B) {
+	e := New(Options{HashMB: 16})
+	var nodes uint64
+	for b.Loop() {
+		e.NewGame()
+		res, err := e.Search(context.Background(), Params{Position: chess.StartingPosition(), Depth: 10})
+		if err != nil {
+			b.Fatal(err)
+		}
+		nodes += res.Nodes
+	}
+	b.ReportMetric(float64(nodes)/b.Elapsed().Seconds(), "nodes/s")
+}
+
+func TestSEE(t *testing.T) {
+	tests := []struct {
+		fen, move string
+		threshold int32
+		want      bool
+	}{
+		// Pawn takes a defended knight: wins at least a knight minus nothing.
+		{"4k3/8/3n4/4P3/8/8/8/4K3 w - - 0 1", "e5d6", 300, true},
+		// Queen takes a pawn defended by a pawn: loses the queen.
+		{"4k3/2p5/3p4/8/8/8/3Q4/4K3 w - - 0 1", "d2d6", 0, false},
+		// Rook takes an undefended rook.
+		{"4k3/8/8/3r4/8/8/3R4/4K3 w - - 0 1", "d2d5", 500, true},
+		// Knight takes a pawn defended by a rook, backed by a rook behind (x-ray).
+		{"3rk3/8/8/3p4/8/4N3/8/3RK3 w - - 0 1", "e3d5", 0, true},
+		// Bishop (330) takes a knight (320) defended by a pawn: loses 10.
+		{"4k3/8/2p5/3n4/8/1B6/8/4K3 w - - 0 1", "b3d5", -20, true},
+		{"4k3/8/2p5/3n4/8/1B6/8/4K3 w - - 0 1", "b3d5", 50, false},
+	}
+	for _, tc := range tests {
+		pos := mustFEN(t, tc.fen)
+		m, err := pos.ParseUCI(tc.move)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := seeGE(pos, m, tc.threshold); got != tc.want {
+			t.Errorf("seeGE(%s, %s, %d) = %v; want %v", tc.fen, tc.move, tc.threshold, got, tc.want)
+		}
+	}
+}
+
+func TestEvaluateIsSymmetric(t *testing.T) {
+	// Mirroring the board and swapping colours must not change the score
+	// from the side to move's point of view.
+	fens := [][2]string{
+		{"r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP3PPP/R2QKB1R w KQ - 0 8",
+			"r2qkb1r/pp3ppp/2n1pn2/2pp4/3P4/2N1PN2/PP2BPPP/R1BQ1RK1 b kq - 0 8"},
+		{"8/5k2/8/3P4/8/2K5/8/8 w - - 0 1", "8/8/2k5/8/3p4/8/5K2/8 b - - 0 1"},
+	}
+	for _, f := range fens {
+		a, b := evaluate(mustFEN(t, f[0])), evaluate(mustFEN(t, f[1]))
+		if a != b {
+			t.Errorf("evaluate(%s) = %d but mirrored %d", f[0], a, b)
+		}
+	}
+}
