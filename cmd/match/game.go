@@ -59,8 +59,9 @@ type gameRecord struct {
 	restart bool
 }
 
-// playGame plays one game from op between white and black.
-func playGame(white, black *uciEngine, op opening, tc timeControl, adj adjudication) (gameRecord, error) {
+// playGame plays one game from op between white and black; tc[0] is
+// White's time control, tc[1] Black's.
+func playGame(white, black *uciEngine, op opening, tc [2]timeControl, adj adjudication) (gameRecord, error) {
 	rec := gameRecord{white: white.spec.name, black: black.spec.name, opening: op}
 	pos, err := chess.ParseFEN(op.fen)
 	if err != nil {
@@ -85,7 +86,7 @@ func playGame(white, black *uciEngine, op opening, tc timeControl, adj adjudicat
 			return rec, err
 		}
 	}
-	clock := [2]time.Duration{tc.base, tc.base}
+	clock := [2]time.Duration{tc[0].base, tc[1].base}
 	var winningStreak [2]int // consecutive moves each side's engine claimed a big edge
 	var losingStreak [2]int
 
@@ -126,7 +127,7 @@ func playGame(white, black *uciEngine, op opening, tc timeControl, adj adjudicat
 			posCmd += " moves " + strings.Join(played, " ")
 		}
 		goCmd := fmt.Sprintf("go wtime %d btime %d winc %d binc %d",
-			clock[chess.White].Milliseconds(), clock[chess.Black].Milliseconds(), tc.inc.Milliseconds(), tc.inc.Milliseconds())
+			clock[chess.White].Milliseconds(), clock[chess.Black].Milliseconds(), tc[0].inc.Milliseconds(), tc[1].inc.Milliseconds())
 		res, err := e.think(posCmd, goCmd, clock[side]+adj.timeMargin+time.Second)
 		if err != nil {
 			// The process may still answer later or be gone: replace it.
@@ -140,7 +141,7 @@ func playGame(white, black *uciEngine, op opening, tc timeControl, adj adjudicat
 		if clock[side] < -adj.timeMargin {
 			return lose(side, fmt.Sprintf("time forfeit (%v over)", -clock[side]))
 		}
-		clock[side] = max(clock[side], 0) + tc.inc
+		clock[side] = max(clock[side], 0) + tc[side].inc
 		m, err := pos.ParseUCI(res.move)
 		if err != nil {
 			return lose(side, fmt.Sprintf("illegal move %q: %v", res.move, err))

@@ -32,7 +32,7 @@ func main() {
 type config struct {
 	engines     [2]engineSpec
 	games       int
-	tc          timeControl
+	tc          [2]timeControl // per engine (first, second)
 	concurrency int
 	openings    []opening
 	adj         adjudication
@@ -53,8 +53,8 @@ func run(args []string) error {
 		}
 		defer pgn.Close()
 	}
-	fmt.Printf("%s vs %s, %d games at %s, concurrency %d, %d openings\n",
-		cfg.engines[0].name, cfg.engines[1].name, cfg.games, formatTC(cfg.tc), cfg.concurrency, len(cfg.openings))
+	fmt.Printf("%s (%s) vs %s (%s), %d games, concurrency %d, %d openings\n",
+		cfg.engines[0].name, formatTC(cfg.tc[0]), cfg.engines[1].name, formatTC(cfg.tc[1]), cfg.games, cfg.concurrency, len(cfg.openings))
 	t, err := playMatch(cfg, func(round int, g gameRecord, first bool, t tally) {
 		if pgn != nil {
 			_, _ = pgn.WriteString(g.pgn(round))
@@ -111,10 +111,12 @@ func playMatch(cfg config, done func(round int, g gameRecord, firstIsWhite bool,
 				op := cfg.openings[(j.round-1)/2%len(cfg.openings)]
 				firstIsWhite := j.round%2 == 1
 				white, black := engines[0], engines[1]
+				tcs := cfg.tc
 				if !firstIsWhite {
 					white, black = black, white
+					tcs[0], tcs[1] = tcs[1], tcs[0]
 				}
-				g, err := playGame(white, black, op, cfg.tc, cfg.adj)
+				g, err := playGame(white, black, op, tcs, cfg.adj)
 				if err != nil {
 					mu.Lock()
 					if firstErr == nil {
@@ -167,6 +169,8 @@ func parseFlags(args []string) (config, error) {
 	o2 := fs.String("o2", "", "UCI options of the second engine")
 	games := fs.Int("games", 20, "number of games (even: each opening twice, colours swapped)")
 	tcFlag := fs.String("tc", "10+0.1", "time control: base seconds + increment seconds")
+	tc1Flag := fs.String("tc1", "", "time control of the first engine only (default -tc)")
+	tc2Flag := fs.String("tc2", "", "time control of the second engine only (default -tc)")
 	conc := fs.Int("concurrency", 1, "games played at the same time")
 	openingsPath := fs.String("openings", "cmd/match/testdata/openings.txt", "openings file (SAN lines or fen lines)")
 	margin := fs.Duration("timemargin", 50*time.Millisecond, "time allowed beyond the clock before a time forfeit")
@@ -192,6 +196,15 @@ func parseFlags(args []string) (config, error) {
 	if err != nil {
 		return cfg, err
 	}
+	cfg.tc = [2]timeControl{tc, tc}
+	for i, text := range []string{*tc1Flag, *tc2Flag} {
+		if text == "" {
+			continue
+		}
+		if cfg.tc[i], err = parseTC(text); err != nil {
+			return cfg, fmt.Errorf("-tc%d: %w", i+1, err)
+		}
+	}
 	for i, spec := range []struct{ cmd, name, opts string }{{*e1, *n1, *o1}, {*e2, *n2, *o2}} {
 		opts, err := parseOptions(spec.opts)
 		if err != nil {
@@ -214,7 +227,7 @@ func parseFlags(args []string) (config, error) {
 	if cfg.openings, err = readOpenings(f); err != nil {
 		return cfg, err
 	}
-	cfg.games, cfg.tc, cfg.concurrency = *games, tc, *conc
+	cfg.games, cfg.concurrency = *games, *conc
 	cfg.adj = adjudication{timeMargin: *margin, resignScore: *resign, resignMoves: *resignMoves, maxPlies: *maxPlies}
 	cfg.pgnPath, cfg.quiet = *pgnPath, *quiet
 	return cfg, nil

@@ -112,7 +112,7 @@ func TestPlayGameAdjudicates(t *testing.T) {
 			}
 			w := startFake(t, "w", tt.white)
 			b := startFake(t, "b", tt.black)
-			g, err := playGame(w, b, tt.opening, tc, adj)
+			g, err := playGame(w, b, tt.opening, [2]timeControl{tc, tc}, adj)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,7 +127,7 @@ func TestRepetitionAndFiftyMoves(t *testing.T) {
 	// Two rooks shuffle: first-legal-move players repeat or hit 50 moves.
 	w := startFake(t, "w", "first")
 	b := startFake(t, "b", "first")
-	g, err := playGame(w, b, opening{fen: "r6k/8/8/8/8/8/8/R6K w - - 0 1"}, timeControl{base: 10 * time.Second}, adjudication{timeMargin: time.Second})
+	g, err := playGame(w, b, opening{fen: "r6k/8/8/8/8/8/8/R6K w - - 0 1"}, [2]timeControl{{base: 10 * time.Second}, {base: 10 * time.Second}}, adjudication{timeMargin: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestPlayMatchCountsFromFirstEngine(t *testing.T) {
 	cfg := config{
 		engines:     [2]engineSpec{fakeSpec(t, "illegal", "illegal"), fakeSpec(t, "first", "first")},
 		games:       4,
-		tc:          timeControl{base: time.Second},
+		tc:          [2]timeControl{{base: time.Second}, {base: time.Second}},
 		concurrency: 2,
 		openings:    []opening{{fen: chess.StartFEN}},
 		adj:         adjudication{timeMargin: time.Second},

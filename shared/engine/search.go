@@ -151,14 +151,13 @@ func (s *searcher) run(ctx context.Context, start time.Time, p *Params, overhead
 		return s.iterate(searchConfig{maxDepth: maxDepth, nodeLimit: p.Nodes, soft: tb.soft, hard: tb.hard, info: p.Info})
 	}
 
-	// A weakened level never thinks longer than its think time.
+	// A weakened level thinks up to its think time (less only when the
+	// clock or movetime allows less), whatever the clock would allow; it
+	// usually stops earlier at its depth cap.
 	if tb.hard == 0 || tb.hard > level.thinkTime {
 		tb.hard = level.thinkTime
 	}
-	tb.soft = min(tb.soft, tb.hard)
-	if tb.soft == 0 {
-		tb.soft = tb.hard
-	}
+	tb.soft = tb.hard
 
 	// First a full-strength probe, so no level misses a mate it can find.
 	var probeSpent uint64
