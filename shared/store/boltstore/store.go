@@ -1,0 +1,272 @@
+// Package boltstore keeps games in an embedded bbolt file: the local
+// server's default store, with the semantics of the DynamoDB store
+// (conditional create and update, the same size limit, the same time
+// rounding) and no server to install.
+//
+// Every write is one bbolt transaction, committed with fsync before the call
+// returns, so an acknowledged write survives a crash or SIGKILL of the
+// process. bbolt runs one writer at a time, which makes the version check
+// and the write atomic. Only one process may open the file.
+package boltstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+
+	"chessapi/shared/service"
+)
+
+// MaxRecordSize is the largest stored record, key included, in bytes. It
+// equals DynamoDB's item limit so a game that grows too large fails locally
+// the way it would in AWS (the two counts differ by a few dozen bytes of
+// attribute names).
+const MaxRecordSize = 400 * 1024
+
+// maxKeySize is DynamoDB's limit for a partition key; bbolt's own is larger.
+const maxKeySize = 2048
+
+var gamesBucket = []byte("games")
+
+const (
+	// lockTimeout is how long Open waits for another process to release the
+	// file before giving up with a clear error.
+	lockTimeout = 2 * time.Second
+	// initialMmapSize is reserved address space, not memory: with it the
+	// file can grow this far without remapping, which would make writers
+	// wait for all readers.
+	initialMmapSize = 256 << 20
+)
+
+// Store is a service.Store on one bbolt file.
+type Store struct {
+	db *bolt.DB
+}
+
+var _ service.Store = (*Store)(nil)
+
+// Open opens (or creates) the database file at path, creating its
+// directory. Close it when done.
+func Open(path string) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("boltstore: empty database path")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("boltstore: create directory for %s: %w", path, err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{
+		Timeout:         lockTimeout,
+		FreelistType:    bolt.FreelistMapType,
+		InitialMmapSize: initialMmapSize,
+	})
+	if errors.Is(err, bolterrors.ErrTimeout) {
+		return nil, fmt.Errorf("boltstore: %s is in use by another process", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		_, err := tx.CreateBucketIfNotExists(gamesBucket)
+		return err
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("boltstore: initialise %s: %w", path, err)
+	}
+	return &Store{db: db}, nil
+}
+
+// Close closes the file; pending writes are already durable.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("boltstore: close: %w", err)
+	}
+	return nil
+}
+
+// Path is the database file's path.
+func (s *Store) Path() string { return s.db.Path() }
+
+// TooLargeError is returned (wrapping service.ErrTooLarge) for a record over
+// MaxRecordSize. Nothing is written then.
+type TooLargeError struct {
+	Size, Limit int
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("record would be %d bytes, over the %d-byte limit", e.Size, e.Limit)
+}
+
+func (e *TooLargeError) Unwrap() error { return service.ErrTooLarge }
+
+var errEmptyID = errors.New("empty game id")
+
+// encode validates rec and encodes it.
+func encode(rec service.GameRecord) ([]byte, error) {
+	switch {
+	case rec.GameID == "":
+		return nil, errEmptyID
+	case len(rec.GameID) > maxKeySize:
+		return nil, fmt.Errorf("game id of %d bytes is over %d", len(rec.GameID), maxKeySize)
+	case rec.Version < 1:
+		return nil, fmt.Errorf("version %d is not positive", rec.Version)
+	case rec.StateVersion < 0:
+		return nil, fmt.Errorf("state version %d is negative", rec.StateVersion)
+	}
+	value := encodeRecord(rec)
+	if size := len(rec.GameID) + len(value); size > MaxRecordSize {
+		return nil, &TooLargeError{Size: size, Limit: MaxRecordSize}
+	}
+	return value, nil
+}
+
+// Create stores a new record; service.ErrAlreadyExists if the id is taken.
+func (s *Store) Create(ctx context.Context, rec service.GameRecord) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("boltstore: create game %q: %w", rec.GameID, err)
+	}
+	value, err := encode(rec)
+	if err != nil {
+		return fmt.Errorf("boltstore: create game %q: %w", rec.GameID, err)
+	}
+	key := []byte(rec.GameID)
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(gamesBucket)
+		if b.Get(key) != nil {
+			return service.ErrAlreadyExists
+		}
+		return b.Put(key, value)
+	})
+	if err != nil {
+		return fmt.Errorf("boltstore: create game %q: %w", rec.GameID, err)
+	}
+	return nil
+}
+
+// Get returns the stored record; service.ErrNotFound if there is none.
+func (s *Store) Get(ctx context.Context, gameID string) (service.GameRecord, error) {
+	if err := ctx.Err(); err != nil {
+		return service.GameRecord{}, fmt.Errorf("boltstore: get game %q: %w", gameID, err)
+	}
+	if gameID == "" {
+		return service.GameRecord{}, fmt.Errorf("boltstore: get game: %w", errEmptyID)
+	}
+	var rec service.GameRecord
+	err := s.db.View(func(tx *bolt.Tx) error {
+		value := tx.Bucket(gamesBucket).Get([]byte(gameID))
+		if value == nil {
+			return service.ErrNotFound
+		}
+		var err error
+		rec, err = decodeRecord(gameID, value)
+		return err
+	})
+	if err != nil {
+		return service.GameRecord{}, fmt.Errorf("boltstore: get game %q: %w", gameID, err)
+	}
+	return rec, nil
+}
+
+// Update replaces the record if its stored version is expectedVersion;
+// service.ErrVersionConflict otherwise, also when there is no record.
+func (s *Store) Update(ctx context.Context, rec service.GameRecord, expectedVersion int64) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("boltstore: update game %q: %w", rec.GameID, err)
+	}
+	value, err := encode(rec)
+	if err != nil {
+		return fmt.Errorf("boltstore: update game %q: %w", rec.GameID, err)
+	}
+	key := []byte(rec.GameID)
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(gamesBucket)
+		old := b.Get(key)
+		if old == nil {
+			return service.ErrVersionConflict
+		}
+		h, err := decodeHeader(old)
+		if err != nil {
+			return err
+		}
+		if h.version != expectedVersion {
+			return service.ErrVersionConflict
+		}
+		return b.Put(key, value)
+	})
+	if err != nil {
+		return fmt.Errorf("boltstore: update game %q from version %d: %w", rec.GameID, expectedVersion, err)
+	}
+	return nil
+}
+
+// PendingTimeouts lists every live game (no ExpiresAt) that has a deadline,
+// as the tasks to schedule: after a restart the local server re-arms its
+// in-process timers from it. Games are in key order.
+func (s *Store) PendingTimeouts(ctx context.Context) ([]service.TimeoutTask, error) {
+	var tasks []service.TimeoutTask
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(gamesBucket).ForEach(func(k, v []byte) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			h, err := decodeHeader(v)
+			if err != nil {
+				return fmt.Errorf("game %q: %w", k, err)
+			}
+			if h.deadline.IsZero() || !h.expiresAt.IsZero() {
+				return nil
+			}
+			tasks = append(tasks, service.TimeoutTask{GameID: string(k), Version: h.version, Deadline: h.deadline})
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("boltstore: list pending timeouts: %w", err)
+	}
+	return tasks, nil
+}
+
+// DeleteExpired removes the records whose ExpiresAt is at or before now,
+// the local stand-in for DynamoDB's TTL deletion, and returns how many it
+// removed.
+func (s *Store) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
+	deleted := 0
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(gamesBucket)
+		// Collect first: deleting under a moving cursor skips items.
+		var expired [][]byte
+		err := b.ForEach(func(k, v []byte) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			h, err := decodeHeader(v)
+			if err != nil {
+				return fmt.Errorf("game %q: %w", k, err)
+			}
+			if !h.expiresAt.IsZero() && !h.expiresAt.After(now) {
+				expired = append(expired, append([]byte(nil), k...))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, k := range expired {
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		}
+		deleted = len(expired)
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("boltstore: delete expired games: %w", err)
+	}
+	return deleted, nil
+}

@@ -1,0 +1,227 @@
+package dynamostore
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"chessapi/shared/service"
+)
+
+// The item layout: one item per game.
+//
+//	gameId        S  partition key
+//	version       N  optimistic-concurrency counter (1 at creation)
+//	stateVersion  N  schema version of state
+//	state         B  the encoded game state (absent when empty)
+//	deadline      N  epoch milliseconds, rounded up (absent when none)
+//	expiresAt     N  epoch seconds, rounded up; the table's TTL attribute
+//	                 (absent while the game is live)
+const (
+	attrGameID       = "gameId"
+	attrVersion      = "version"
+	attrStateVersion = "stateVersion"
+	attrState        = "state"
+	attrDeadline     = "deadline"
+	attrExpiresAt    = "expiresAt"
+)
+
+// KeyAttribute is the table's partition key (type S).
+const KeyAttribute = attrGameID
+
+// TTLAttribute is the attribute the table's time-to-live must be set on.
+const TTLAttribute = attrExpiresAt
+
+// MaxItemSize is DynamoDB's item size limit (400 KB), counted as DynamoDB
+// does: the UTF-8 length of every attribute name plus the size of its value.
+const MaxItemSize = 400 * 1024
+
+// encodeItem turns a record into an item. Times are rounded up (deadline to
+// the millisecond, expiry to the second) so the stored instant is never
+// earlier than the one asked for.
+func encodeItem(rec service.GameRecord) map[string]types.AttributeValue {
+	item := map[string]types.AttributeValue{
+		attrGameID:       &types.AttributeValueMemberS{Value: rec.GameID},
+		attrVersion:      number(rec.Version),
+		attrStateVersion: number(int64(rec.StateVersion)),
+	}
+	// Empty binary values are refused by some DynamoDB implementations, so
+	// an empty state is stored as an absent attribute.
+	if len(rec.State) > 0 {
+		item[attrState] = &types.AttributeValueMemberB{Value: rec.State}
+	}
+	if !rec.Deadline.IsZero() {
+		item[attrDeadline] = number(ceilUnixMilli(rec.Deadline))
+	}
+	if !rec.ExpiresAt.IsZero() {
+		item[attrExpiresAt] = number(ceilUnix(rec.ExpiresAt))
+	}
+	return item
+}
+
+// decodeItem turns an item read from the table back into a record. A
+// missing or malformed attribute is an *ItemError: the table holds
+// something this code did not write.
+func decodeItem(item map[string]types.AttributeValue) (service.GameRecord, error) {
+	var rec service.GameRecord
+	id, ok := item[attrGameID].(*types.AttributeValueMemberS)
+	if !ok {
+		return rec, &ItemError{Attribute: attrGameID, Reason: "missing or not a string"}
+	}
+	rec.GameID = id.Value
+	fail := func(attr, reason string) (service.GameRecord, error) {
+		return service.GameRecord{}, &ItemError{GameID: rec.GameID, Attribute: attr, Reason: reason}
+	}
+
+	version, present, err := intAttr(item, attrVersion)
+	if err != nil || !present {
+		return fail(attrVersion, reasonOf(err, present))
+	}
+	if version < 1 {
+		return fail(attrVersion, fmt.Sprintf("%d is not positive", version))
+	}
+	rec.Version = version
+
+	stateVersion, present, err := intAttr(item, attrStateVersion)
+	if err != nil || !present {
+		return fail(attrStateVersion, reasonOf(err, present))
+	}
+	if stateVersion < 0 || stateVersion > math.MaxInt32 {
+		return fail(attrStateVersion, fmt.Sprintf("%d is out of range", stateVersion))
+	}
+	rec.StateVersion = int(stateVersion)
+
+	if v, found := item[attrState]; found {
+		state, ok := v.(*types.AttributeValueMemberB)
+		if !ok {
+			return fail(attrState, "not binary")
+		}
+		rec.State = state.Value
+	}
+
+	ms, present, err := intAttr(item, attrDeadline)
+	if err != nil {
+		return fail(attrDeadline, err.Error())
+	}
+	if present {
+		rec.Deadline = time.UnixMilli(ms).UTC()
+	}
+
+	sec, present, err := intAttr(item, attrExpiresAt)
+	if err != nil {
+		return fail(attrExpiresAt, err.Error())
+	}
+	if present {
+		rec.ExpiresAt = time.Unix(sec, 0).UTC()
+	}
+	return rec, nil
+}
+
+// ItemError reports an item in the table that is not a valid game record.
+type ItemError struct {
+	GameID    string // empty when the key itself is bad
+	Attribute string
+	Reason    string
+}
+
+func (e *ItemError) Error() string {
+	return fmt.Sprintf("dynamostore: game %q: attribute %s: %s", e.GameID, e.Attribute, e.Reason)
+}
+
+func reasonOf(err error, present bool) string {
+	if !present {
+		return "missing"
+	}
+	return err.Error()
+}
+
+// intAttr reads an optional integer N attribute.
+func intAttr(item map[string]types.AttributeValue, name string) (value int64, present bool, err error) {
+	v, found := item[name]
+	if !found {
+		return 0, false, nil
+	}
+	n, ok := v.(*types.AttributeValueMemberN)
+	if !ok {
+		return 0, true, fmt.Errorf("not a number")
+	}
+	value, err = strconv.ParseInt(n.Value, 10, 64)
+	if err != nil {
+		return 0, true, fmt.Errorf("%q is not a 64-bit integer", n.Value)
+	}
+	return value, true, nil
+}
+
+func number(v int64) *types.AttributeValueMemberN {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+}
+
+// ceilUnixMilli is t in epoch milliseconds, rounded up.
+func ceilUnixMilli(t time.Time) int64 {
+	ms := t.UnixMilli() // floor: Nanosecond() is never negative
+	if t.Nanosecond()%int(time.Millisecond) != 0 {
+		ms++
+	}
+	return ms
+}
+
+// ceilUnix is t in epoch seconds, rounded up.
+func ceilUnix(t time.Time) int64 {
+	s := t.Unix()
+	if t.Nanosecond() != 0 {
+		s++
+	}
+	return s
+}
+
+// itemSize is the size DynamoDB charges an item against MaxItemSize:
+// for each attribute the UTF-8 length of its name plus the size of its
+// value. It covers the value types this package writes (S, B, N).
+func itemSize(item map[string]types.AttributeValue) int {
+	size := 0
+	for name, v := range item {
+		size += len(name)
+		switch v := v.(type) {
+		case *types.AttributeValueMemberS:
+			size += len(v.Value)
+		case *types.AttributeValueMemberB:
+			size += len(v.Value)
+		case *types.AttributeValueMemberN:
+			size += numberSize(v.Value)
+		default:
+			panic(fmt.Sprintf("dynamostore: itemSize: unexpected attribute type %T", v))
+		}
+	}
+	return size
+}
+
+// numberSize is the stored size of an integer N value. DynamoDB keeps
+// numbers as base-100 digit pairs aligned on the decimal point, with
+// leading and trailing zero pairs dropped, plus one byte of exponent and
+// one more for a negative sign. (The formula is the one dynalite
+// reverse-engineered from DynamoDB; the tests check it against dynalite's
+// limit byte for byte.)
+func numberSize(decimal string) int {
+	negative := strings.HasPrefix(decimal, "-")
+	digits := strings.TrimLeft(strings.TrimPrefix(decimal, "-"), "0")
+	if digits == "" {
+		return 1 // zero
+	}
+	exponent := len(digits) - 1 // position of the leading digit
+	significant := strings.TrimRight(digits, "0")
+	n := len(significant)
+	size := 1 + (n+1)/2
+	// An even count of significant digits that starts on an even exponent
+	// straddles one more base-100 pair.
+	if n%2 == 0 && exponent%2 == 0 {
+		size++
+	}
+	if negative {
+		size++
+	}
+	return size
+}

@@ -1,0 +1,120 @@
+package dynamostore
+
+import (
+	"bytes"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"chessapi/shared/service"
+)
+
+func TestNumberSize(t *testing.T) {
+	// Expected sizes follow DynamoDB's base-100 layout: 1 byte of exponent
+	// plus one per significant digit pair aligned on the decimal point.
+	tests := []struct {
+		n    string
+		want int
+	}{
+		{"0", 1},
+		{"1", 2},
+		{"9", 2},
+		{"10", 2},   // "10" is one pair
+		{"12", 2},   // "12"
+		{"100", 2},  // 1|00 → one significant pair
+		{"120", 3},  // 1|20
+		{"123", 3},  // 1|23
+		{"1000", 2}, // 10|00
+		{"1234", 3}, // 12|34
+		{"10203", 4},
+		{"1800000000000", 3}, // 1|80|00|... → 2 pairs
+		{"1900000000", 2},    // 19|00|... → 1 pair
+		{"9223372036854775807", 11},
+		{"-1", 3},
+		{"-9223372036854775808", 12},
+	}
+	for _, tt := range tests {
+		if got := numberSize(tt.n); got != tt.want {
+			t.Errorf("numberSize(%q) = %d; want %d", tt.n, got, tt.want)
+		}
+	}
+}
+
+func TestCeilTimes(t *testing.T) {
+	tests := []struct {
+		t         time.Time
+		wantMilli int64
+		wantSec   int64
+	}{
+		{time.Unix(100, 0), 100_000, 100},
+		{time.Unix(100, 1), 100_001, 101},
+		{time.Unix(100, 999_999), 100_001, 101},
+		{time.Unix(100, 1_000_000), 100_001, 101},
+		{time.Unix(100, 1_000_001), 100_002, 101},
+		{time.Unix(-1, 500_000_000), -500, 0}, // before 1970: still up
+		{time.Unix(-2, 1), -1_999, -1},
+	}
+	for _, tt := range tests {
+		if got := ceilUnixMilli(tt.t); got != tt.wantMilli {
+			t.Errorf("ceilUnixMilli(%v) = %d; want %d", tt.t, got, tt.wantMilli)
+		}
+		if got := ceilUnix(tt.t); got != tt.wantSec {
+			t.Errorf("ceilUnix(%v) = %d; want %d", tt.t, got, tt.wantSec)
+		}
+	}
+}
+
+func TestItemSizeCountsNamesAndValues(t *testing.T) {
+	rec := service.GameRecord{GameID: "abc", Version: 12, StateVersion: 1, State: make([]byte, 100)}
+	// gameId 6+3, version 7+2, stateVersion 12+2, state 5+100
+	const want = 9 + 9 + 14 + 105
+	if got := itemSize(encodeItem(rec)); got != want {
+		t.Errorf("itemSize(%+v) = %d; want %d", rec, got, want)
+	}
+}
+
+// FuzzDecodeItem feeds arbitrary attribute values to the decoder: it must
+// never panic, and whatever it accepts must encode back to an item that
+// decodes to the same record.
+func FuzzDecodeItem(f *testing.F) {
+	f.Add("g1", "1", "1", []byte("state"), "1800000000000", "", true)
+	f.Add("g2", "0", "1", []byte{}, "", "1900000000", false)
+	f.Add("", "-5", "99999999999", []byte{0}, "x", "1e3", true)
+	f.Add("g3", "9223372036854775808", "1", []byte(nil), "-1", "-1", true)
+	f.Fuzz(func(t *testing.T, id, version, stateVersion string, state []byte, deadline, expires string, withState bool) {
+		item := map[string]types.AttributeValue{
+			attrGameID:       &types.AttributeValueMemberS{Value: id},
+			attrVersion:      &types.AttributeValueMemberN{Value: version},
+			attrStateVersion: &types.AttributeValueMemberN{Value: stateVersion},
+		}
+		if withState {
+			item[attrState] = &types.AttributeValueMemberB{Value: state}
+		}
+		if deadline != "" {
+			item[attrDeadline] = &types.AttributeValueMemberN{Value: deadline}
+		}
+		if expires != "" {
+			item[attrExpiresAt] = &types.AttributeValueMemberN{Value: expires}
+		}
+		rec, err := decodeItem(item)
+		if err != nil {
+			return
+		}
+		if rec.Version < 1 || rec.StateVersion < 0 || rec.StateVersion > math.MaxInt32 {
+			t.Fatalf("decodeItem accepted out-of-range numbers: %+v", rec)
+		}
+		again, err := decodeItem(encodeItem(rec))
+		if err != nil {
+			t.Fatalf("decodeItem(encodeItem(%+v)) = %v", rec, err)
+		}
+		if again.GameID != rec.GameID || again.Version != rec.Version || again.StateVersion != rec.StateVersion ||
+			!bytes.Equal(again.State, rec.State) || !again.Deadline.Equal(rec.Deadline) || !again.ExpiresAt.Equal(rec.ExpiresAt) {
+			t.Fatalf("round trip changed the record: %+v → %+v", rec, again)
+		}
+		if size := itemSize(encodeItem(rec)); size < len(rec.State) {
+			t.Fatalf("itemSize = %d, less than the state alone (%d)", size, len(rec.State))
+		}
+	})
+}

@@ -1,0 +1,174 @@
+// Package dynamostore keeps games in a DynamoDB table, one item per game,
+// with optimistic concurrency on a numeric version attribute.
+//
+// Create is a PutItem conditioned on attribute_not_exists(gameId); Update is
+// a PutItem of the whole item conditioned on version = :expected; Get is a
+// strongly consistent GetItem. Only these three single-item operations are
+// used (no transactions, no UpdateItem, no ReturnValuesOnConditionCheckFailure)
+// so the store also runs against dynalite.
+//
+// The endpoint comes from the AWS SDK configuration: AWS_ENDPOINT_URL_DYNAMODB
+// (honoured by config.LoadDefaultConfig) points it at an emulator.
+package dynamostore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+
+	"chessapi/shared/service"
+)
+
+// API is the part of *dynamodb.Client the store uses.
+type API interface {
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+}
+
+// Store is a service.Store on one DynamoDB table.
+type Store struct {
+	client API
+	table  string
+}
+
+var _ service.Store = (*Store)(nil)
+
+// New returns a store on table through client.
+func New(client API, table string) (*Store, error) {
+	if client == nil {
+		return nil, errors.New("dynamostore: nil DynamoDB client")
+	}
+	if table == "" {
+		return nil, errors.New("dynamostore: empty table name (set GAMES_TABLE)")
+	}
+	return &Store{client: client, table: table}, nil
+}
+
+// NewFromConfig returns a store on table with a DynamoDB client made from
+// cfg (as returned by config.LoadDefaultConfig, which applies
+// AWS_ENDPOINT_URL_DYNAMODB).
+func NewFromConfig(cfg aws.Config, table string) (*Store, error) {
+	return New(dynamodb.NewFromConfig(cfg), table)
+}
+
+// Table is the table name the store writes to.
+func (s *Store) Table() string { return s.table }
+
+// Create stores a new record; service.ErrAlreadyExists if the id is taken.
+func (s *Store) Create(ctx context.Context, rec service.GameRecord) error {
+	item, err := s.item(rec)
+	if err != nil {
+		return fmt.Errorf("dynamostore: create game %q: %w", rec.GameID, err)
+	}
+	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                aws.String(s.table),
+		Item:                     item,
+		ConditionExpression:      aws.String("attribute_not_exists(#id)"),
+		ExpressionAttributeNames: map[string]string{"#id": attrGameID},
+	})
+	if err != nil {
+		return fmt.Errorf("dynamostore: create game %q: %w", rec.GameID, mapError(err, service.ErrAlreadyExists))
+	}
+	return nil
+}
+
+// Get reads the record with a strongly consistent read;
+// service.ErrNotFound if there is none.
+func (s *Store) Get(ctx context.Context, gameID string) (service.GameRecord, error) {
+	if gameID == "" {
+		return service.GameRecord{}, fmt.Errorf("dynamostore: get game: %w", errEmptyID)
+	}
+	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(s.table),
+		Key:            map[string]types.AttributeValue{attrGameID: &types.AttributeValueMemberS{Value: gameID}},
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return service.GameRecord{}, fmt.Errorf("dynamostore: get game %q: %w", gameID, err)
+	}
+	if out.Item == nil {
+		return service.GameRecord{}, fmt.Errorf("dynamostore: get game %q: %w", gameID, service.ErrNotFound)
+	}
+	rec, err := decodeItem(out.Item)
+	if err != nil {
+		return service.GameRecord{}, err
+	}
+	if rec.GameID != gameID {
+		return service.GameRecord{}, &ItemError{GameID: gameID, Attribute: attrGameID, Reason: fmt.Sprintf("item holds id %q", rec.GameID)}
+	}
+	return rec, nil
+}
+
+// Update replaces the whole item if its version is still expectedVersion;
+// service.ErrVersionConflict otherwise, also when there is no item.
+func (s *Store) Update(ctx context.Context, rec service.GameRecord, expectedVersion int64) error {
+	item, err := s.item(rec)
+	if err != nil {
+		return fmt.Errorf("dynamostore: update game %q: %w", rec.GameID, err)
+	}
+	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                 aws.String(s.table),
+		Item:                      item,
+		ConditionExpression:       aws.String("#v = :expected"),
+		ExpressionAttributeNames:  map[string]string{"#v": attrVersion},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":expected": number(expectedVersion)},
+	})
+	if err != nil {
+		return fmt.Errorf("dynamostore: update game %q from version %d: %w", rec.GameID, expectedVersion, mapError(err, service.ErrVersionConflict))
+	}
+	return nil
+}
+
+var errEmptyID = errors.New("empty game id")
+
+// TooLargeError is returned (wrapping service.ErrTooLarge) for a record
+// whose item would pass DynamoDB's item size limit. Nothing is sent then.
+type TooLargeError struct {
+	Size, Limit int
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("item would be %d bytes, over DynamoDB's %d-byte item limit", e.Size, e.Limit)
+}
+
+func (e *TooLargeError) Unwrap() error { return service.ErrTooLarge }
+
+// item validates rec and encodes it, refusing oversize items before they
+// reach the network.
+func (s *Store) item(rec service.GameRecord) (map[string]types.AttributeValue, error) {
+	switch {
+	case rec.GameID == "":
+		return nil, errEmptyID
+	case rec.Version < 1:
+		return nil, fmt.Errorf("version %d is not positive", rec.Version)
+	case rec.StateVersion < 0:
+		return nil, fmt.Errorf("state version %d is negative", rec.StateVersion)
+	}
+	item := encodeItem(rec)
+	if size := itemSize(item); size > MaxItemSize {
+		return nil, &TooLargeError{Size: size, Limit: MaxItemSize}
+	}
+	return item, nil
+}
+
+// mapError turns a failed condition into the given sentinel and a size
+// rejection by the server into service.ErrTooLarge, keeping the SDK error
+// in the chain for the logs.
+func mapError(err error, onConditionFailed error) error {
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return fmt.Errorf("%w (%v)", onConditionFailed, err)
+	}
+	var apiErr smithy.APIError
+	if errors.As(err, &apiErr) && apiErr.ErrorCode() == "ValidationException" &&
+		strings.Contains(apiErr.ErrorMessage(), "Item size has exceeded") {
+		return fmt.Errorf("%w (%v)", service.ErrTooLarge, err)
+	}
+	return err
+}

@@ -1,0 +1,241 @@
+package dynamostore_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"chessapi/infra/emulator"
+	"chessapi/shared/service"
+	"chessapi/shared/store/dynamostore"
+	"chessapi/shared/store/storetest"
+)
+
+// emulators are the DynamoDB implementations every test runs against; each
+// test starts its own (a second or two each) and shares it between subtests
+// through fresh tables.
+var emulators = []emulator.Kind{emulator.Moto, emulator.Dynalite}
+
+func TestConformance(t *testing.T) {
+	for _, kind := range emulators {
+		t.Run(string(kind), func(t *testing.T) {
+			endpoint := emulator.Start(t, kind)
+			storetest.Run(t, func(t *testing.T) service.Store {
+				return newStore(t, endpoint)
+			})
+		})
+	}
+}
+
+func newStore(t *testing.T, endpoint string) *dynamostore.Store {
+	t.Helper()
+	table := emulator.NewGamesTable(t, endpoint)
+	s, err := dynamostore.NewFromConfig(emulator.Config(endpoint), table)
+	if err != nil {
+		t.Fatalf("NewFromConfig: %v", err)
+	}
+	return s
+}
+
+// TestItemLayout reads the raw item to pin the attribute names and types
+// the SAM template, the TTL setting and any operator query rely on.
+func TestItemLayout(t *testing.T) {
+	endpoint := emulator.StartMoto(t)
+	s := newStore(t, endpoint)
+	ctx := context.Background()
+	rec := service.GameRecord{
+		GameID:       "layout1",
+		Version:      3,
+		StateVersion: 2,
+		State:        []byte{0, 1, 2},
+		Deadline:     time.UnixMilli(1_800_000_000_000).Add(1), // rounds up by 1 ms
+		ExpiresAt:    time.Unix(1_900_000_000, 1),              // rounds up by 1 s
+	}
+	if err := s.Create(ctx, rec); err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	client := dynamodb.NewFromConfig(emulator.Config(endpoint))
+	out, err := client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(s.Table()),
+		Key:       map[string]types.AttributeValue{"gameId": &types.AttributeValueMemberS{Value: rec.GameID}},
+	})
+	if err != nil {
+		t.Fatalf("GetItem: %v", err)
+	}
+	want := map[string]string{
+		"gameId":       "S:layout1",
+		"version":      "N:3",
+		"stateVersion": "N:2",
+		"state":        "B:\x00\x01\x02",
+		"deadline":     "N:1800000000001",
+		"expiresAt":    "N:1900000001",
+	}
+	got := map[string]string{}
+	for name, v := range out.Item {
+		switch v := v.(type) {
+		case *types.AttributeValueMemberS:
+			got[name] = "S:" + v.Value
+		case *types.AttributeValueMemberN:
+			got[name] = "N:" + v.Value
+		case *types.AttributeValueMemberB:
+			got[name] = "B:" + string(v.Value)
+		default:
+			got[name] = "?"
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("item has %d attributes %v; want %d", len(got), got, len(want))
+	}
+	for name, w := range want {
+		if got[name] != w {
+			t.Errorf("item[%s] = %q; want %q", name, got[name], w)
+		}
+	}
+}
+
+// TestItemSizeLimitMatchesDynalite writes items of exactly the limit and one
+// byte over it. The store's own count must accept the first and refuse the
+// second, and dynalite (which enforces DynamoDB's limit) must agree: a
+// direct PutItem of the oversize item is refused by the server too.
+func TestItemSizeLimitMatchesDynalite(t *testing.T) {
+	endpoint := emulator.StartDynalite(t)
+	s := newStore(t, endpoint)
+	ctx := context.Background()
+
+	// Attribute overhead of this record besides the state bytes:
+	// gameId(6)+"limit1"(6) + version(7)+N 1(2) + stateVersion(12)+N 1(2)
+	// + deadline(8)+N 1800000000000(3) + state(5) = 51.
+	const overhead = 51
+	rec := service.GameRecord{
+		GameID:       "limit1",
+		Version:      1,
+		StateVersion: 1,
+		Deadline:     time.UnixMilli(1_800_000_000_000),
+		State:        make([]byte, dynamostore.MaxItemSize-overhead),
+	}
+	if err := s.Create(ctx, rec); err != nil {
+		t.Fatalf("Create of an item of exactly %d bytes = %v; want nil", dynamostore.MaxItemSize, err)
+	}
+
+	over := rec
+	over.GameID = "limit2" // same length, one state byte more
+	over.State = make([]byte, dynamostore.MaxItemSize-overhead+1)
+	err := s.Create(ctx, over)
+	var tooLarge *dynamostore.TooLargeError
+	if !errors.As(err, &tooLarge) || !errors.Is(err, service.ErrTooLarge) {
+		t.Fatalf("Create of a %d-byte item = %v; want *TooLargeError wrapping ErrTooLarge", dynamostore.MaxItemSize+1, err)
+	}
+	if tooLarge.Size != dynamostore.MaxItemSize+1 {
+		t.Errorf("TooLargeError.Size = %d; want %d", tooLarge.Size, dynamostore.MaxItemSize+1)
+	}
+
+	client := dynamodb.NewFromConfig(emulator.Config(endpoint))
+	_, err = client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(s.Table()),
+		Item: map[string]types.AttributeValue{
+			"gameId":       &types.AttributeValueMemberS{Value: over.GameID},
+			"version":      &types.AttributeValueMemberN{Value: "1"},
+			"stateVersion": &types.AttributeValueMemberN{Value: "1"},
+			"deadline":     &types.AttributeValueMemberN{Value: "1800000000000"},
+			"state":        &types.AttributeValueMemberB{Value: over.State},
+		},
+	})
+	if err == nil || !strings.Contains(err.Error(), "Item size has exceeded") {
+		t.Fatalf("direct PutItem of a %d-byte item = %v; want dynalite's size error", dynamostore.MaxItemSize+1, err)
+	}
+}
+
+// TestCorruptItem plants items this code never writes and checks Get names
+// the bad attribute instead of returning garbage.
+func TestCorruptItem(t *testing.T) {
+	endpoint := emulator.StartDynalite(t)
+	s := newStore(t, endpoint)
+	client := dynamodb.NewFromConfig(emulator.Config(endpoint))
+	ctx := context.Background()
+	tests := []struct {
+		id       string
+		item     map[string]types.AttributeValue
+		wantAttr string
+	}{
+		{"noversion", map[string]types.AttributeValue{
+			"stateVersion": &types.AttributeValueMemberN{Value: "1"},
+		}, "version"},
+		{"textversion", map[string]types.AttributeValue{
+			"version":      &types.AttributeValueMemberS{Value: "1"},
+			"stateVersion": &types.AttributeValueMemberN{Value: "1"},
+		}, "version"},
+		{"fraction", map[string]types.AttributeValue{
+			"version":      &types.AttributeValueMemberN{Value: "1.5"},
+			"stateVersion": &types.AttributeValueMemberN{Value: "1"},
+		}, "version"},
+		{"textstate", map[string]types.AttributeValue{
+			"version":      &types.AttributeValueMemberN{Value: "1"},
+			"stateVersion": &types.AttributeValueMemberN{Value: "1"},
+			"state":        &types.AttributeValueMemberS{Value: "x"},
+		}, "state"},
+		{"hugedeadline", map[string]types.AttributeValue{
+			"version":      &types.AttributeValueMemberN{Value: "1"},
+			"stateVersion": &types.AttributeValueMemberN{Value: "1"},
+			"deadline":     &types.AttributeValueMemberN{Value: "1e30"},
+		}, "deadline"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			tt.item["gameId"] = &types.AttributeValueMemberS{Value: tt.id}
+			if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.Table()), Item: tt.item}); err != nil {
+				t.Fatalf("PutItem: %v", err)
+			}
+			got, err := s.Get(ctx, tt.id)
+			var itemErr *dynamostore.ItemError
+			if !errors.As(err, &itemErr) || itemErr.Attribute != tt.wantAttr || itemErr.GameID != tt.id {
+				t.Fatalf("Get(%q) = %+v, %v; want *ItemError on attribute %s", tt.id, got, err, tt.wantAttr)
+			}
+		})
+	}
+}
+
+func TestNewRejectsBadConfig(t *testing.T) {
+	client := dynamodb.NewFromConfig(emulator.Config("http://127.0.0.1:1"))
+	if _, err := dynamostore.New(client, ""); err == nil {
+		t.Errorf("New(client, \"\") = nil error; want an error naming the table")
+	}
+	if _, err := dynamostore.New(nil, "games"); err == nil {
+		t.Errorf("New(nil, \"games\") = nil error; want an error")
+	}
+}
+
+// TestEndpointFromEnvironment checks the documented way of pointing the
+// store at an emulator: AWS_ENDPOINT_URL_DYNAMODB read by the SDK's own
+// config loader.
+func TestEndpointFromEnvironment(t *testing.T) {
+	endpoint := emulator.StartDynalite(t)
+	table := emulator.NewGamesTable(t, endpoint)
+	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", endpoint)
+	t.Setenv("AWS_ACCESS_KEY_ID", "emulator")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "emulator")
+	t.Setenv("AWS_REGION", emulator.Region)
+	t.Setenv("AWS_CONFIG_FILE", "/nonexistent")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+	cfg, err := config.LoadDefaultConfig(context.Background())
+	if err != nil {
+		t.Fatalf("LoadDefaultConfig: %v", err)
+	}
+	s, err := dynamostore.NewFromConfig(cfg, table)
+	if err != nil {
+		t.Fatalf("NewFromConfig: %v", err)
+	}
+	rec := service.GameRecord{GameID: "env1", Version: 1, StateVersion: 1, State: []byte("s")}
+	if err := s.Create(context.Background(), rec); err != nil {
+		t.Fatalf("Create through AWS_ENDPOINT_URL_DYNAMODB = %v; want nil", err)
+	}
+	if _, err := s.Get(context.Background(), "env1"); err != nil {
+		t.Fatalf("Get through AWS_ENDPOINT_URL_DYNAMODB = %v; want nil", err)
+	}
+}
