@@ -1,0 +1,50 @@
+package aiplayer
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"chessapi/shared/chess"
+	"chessapi/shared/engine"
+	"chessapi/shared/service"
+)
+
+var _ service.AIMover = (*Pool)(nil)
+
+// ChooseMove picks the AI seat's move: the level's think time, and never
+// more than a safe share of the AI's own clock when the game has one.
+func (p *Pool) ChooseMove(ctx context.Context, req service.AIMoveRequest) (chess.Move, error) {
+	level, err := engine.ParseLevel(req.Level)
+	if err != nil {
+		return chess.NoMove, fmt.Errorf("ai seat level %q: %w", req.Level, err)
+	}
+	params := engine.Params{
+		Position: req.Position,
+		History:  req.History,
+		Level:    level,
+		Seed:     req.Seed,
+		MoveTime: level.ThinkTime(),
+	}
+	if level == engine.LevelMax {
+		// Full strength uses the time its clock allows (up to the request
+		// limit); without a clock, the strongest labelled level's time.
+		params.MoveTime = engine.LevelHard.ThinkTime()
+		if req.Remaining > 0 {
+			params.MoveTime = engine.MaxMoveTime
+		}
+	}
+	if req.Remaining > 0 {
+		// Spend at most a fortieth of the clock plus most of the increment,
+		// keeping a margin for the round trip of writing the move.
+		budget := req.Remaining/40 + req.Increment*3/4 - 100*time.Millisecond
+		params.MoveTime = max(min(params.MoveTime, budget), engine.MinMoveTime)
+	}
+	ctx, cancel := context.WithTimeout(ctx, params.MoveTime+2*time.Second)
+	defer cancel()
+	res, err := p.Search(ctx, params)
+	if err != nil {
+		return chess.NoMove, err
+	}
+	return res.BestMove, nil
+}

@@ -1,0 +1,134 @@
+package api
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"net/http"
+	"time"
+
+	"chessapi/shared/chess"
+	"chessapi/shared/engine"
+)
+
+// MoveSearcher runs engine searches (an *aiplayer.Pool).
+type MoveSearcher interface {
+	Search(ctx context.Context, p engine.Params) (engine.Result, error)
+}
+
+type aiMoveRequest struct {
+	positionInput
+	Level      *string `json:"level"`
+	MovetimeMs *int64  `json:"movetimeMs"`
+	Depth      *int    `json:"depth"`
+}
+
+type scoreJSON struct {
+	CP   *int `json:"cp,omitempty"`
+	Mate *int `json:"mate,omitempty"`
+}
+
+type aiMoveResponse struct {
+	BestMove string    `json:"bestMove"`
+	SAN      string    `json:"san"`
+	Score    scoreJSON `json:"score"`
+	Depth    int       `json:"depth"`
+	Nodes    uint64    `json:"nodes"`
+	TimeMs   int64     `json:"timeMs"`
+	PV       []string  `json:"pv"`
+}
+
+// handleAIMove answers POST /v1/ai/move: a best move for a position, bounded
+// by the level's think time or movetimeMs (clamped to 10 ms .. 10 s).
+func (h *handler) handleAIMove(w http.ResponseWriter, r *http.Request) error {
+	if h.deps.AIAPIKey != "" {
+		got := r.Header.Get("X-Api-Key")
+		if subtle.ConstantTimeCompare([]byte(got), []byte(h.deps.AIAPIKey)) != 1 {
+			return errBadAPIKey
+		}
+	}
+	if h.deps.Searcher == nil {
+		return errUnavailable
+	}
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	var in aiMoveRequest
+	if err := decodeStrict(body, &in, true); err != nil {
+		return err
+	}
+	params := engine.Params{Level: engine.LevelMax}
+	if in.Level != nil {
+		if in.MovetimeMs != nil {
+			return errBadRequest("invalid_field", "movetimeMs", "level과 movetimeMs는 함께 쓸 수 없어요")
+		}
+		level, err := engine.ParseLevel(*in.Level)
+		if err != nil {
+			return errBadRequest("invalid_level", "level", `level은 "easy", "normal", "hard", "max" 중 하나여야 해요`)
+		}
+		params.Level = level
+		params.MoveTime = level.ThinkTime()
+	}
+	if in.MovetimeMs != nil {
+		if *in.MovetimeMs <= 0 {
+			return errBadRequest("invalid_field", "movetimeMs", "movetimeMs는 양수여야 해요")
+		}
+		params.MoveTime = engine.ClampMoveTime(time.Duration(min(*in.MovetimeMs, 1<<40)) * time.Millisecond)
+	}
+	if in.Depth != nil {
+		if *in.Depth <= 0 {
+			return errBadRequest("invalid_field", "depth", "depth는 양수여야 해요")
+		}
+		params.Depth = engine.ClampDepth(*in.Depth)
+	}
+	if params.MoveTime == 0 && params.Depth == 0 {
+		params.MoveTime = engine.DefaultMoveTime
+	}
+	if params.MoveTime == 0 {
+		// A depth-only request is still bounded in time.
+		params.MoveTime = engine.MaxMoveTime
+	}
+	pos, history, err := in.resolve()
+	if err != nil {
+		return err
+	}
+	params.Position = pos
+	params.History = history
+
+	ctx, cancel := context.WithTimeout(r.Context(), params.MoveTime+2*time.Second)
+	defer cancel()
+	res, err := h.deps.Searcher.Search(ctx, params)
+	if err != nil {
+		var noMove *engine.NoMoveError
+		if errors.As(err, &noMove) {
+			return &apiError{Status: http.StatusUnprocessableEntity, Code: "no_legal_moves",
+				Message: "둘 수 있는 수가 없어요", Extra: map[string]any{"status": noMove.Status.String()}}
+		}
+		return err
+	}
+	resp := aiMoveResponse{
+		BestMove: pos.UCI(res.BestMove),
+		SAN:      pos.SAN(res.BestMove),
+		Depth:    res.Depth,
+		Nodes:    res.Nodes,
+		TimeMs:   res.Time.Milliseconds(),
+		PV:       make([]string, 0, len(res.PV)),
+	}
+	if res.Score.IsMate() {
+		resp.Score.Mate = &res.Score.Mate
+	} else {
+		resp.Score.CP = &res.Score.CP
+	}
+	walk := *pos
+	var legal chess.MoveList
+	for _, m := range res.PV {
+		if walk.GenerateMoves(&legal, chess.GenAll); !legal.Contains(m) {
+			break // never let a bad PV tail corrupt the answer
+		}
+		resp.PV = append(resp.PV, walk.UCI(m))
+		walk.Play(m)
+	}
+	writeJSON(w, http.StatusOK, resp)
+	return nil
+}

@@ -1,0 +1,144 @@
+package service
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"strings"
+
+	"chessapi/shared/chess"
+	"chessapi/shared/game"
+)
+
+// Seat tokens are 256-bit random secrets, shown once (create/join) and
+// stored only as a SHA-256 hash: a token has far too much entropy for a
+// dictionary attack, so a fast hash is enough. Comparison is constant-time.
+const (
+	tokenPrefix = "st_"
+	tokenBytes  = 32
+	gameIDBytes = 16 // 128 bits: unguessable game ids (22 base64url chars)
+)
+
+var b64 = base64.RawURLEncoding
+
+func (s *Service) randomBytes(n int) ([]byte, error) {
+	b := make([]byte, n)
+	if _, err := io.ReadFull(s.cfg.Random, b); err != nil {
+		return nil, fmt.Errorf("random source: %w", err)
+	}
+	return b, nil
+}
+
+func (s *Service) newGameID() (string, error) {
+	b, err := s.randomBytes(gameIDBytes)
+	if err != nil {
+		return "", err
+	}
+	return b64.EncodeToString(b), nil
+}
+
+func (s *Service) newPlayerID() (string, error) {
+	b, err := s.randomBytes(12)
+	if err != nil {
+		return "", err
+	}
+	return "p_" + b64.EncodeToString(b), nil
+}
+
+// newToken returns a fresh seat token and its stored hash.
+func (s *Service) newToken() (token, hash string, err error) {
+	b, err := s.randomBytes(tokenBytes)
+	if err != nil {
+		return "", "", err
+	}
+	token = tokenPrefix + b64.EncodeToString(b)
+	return token, hashToken(token), nil
+}
+
+func (s *Service) newSeed() (uint64, error) {
+	b, err := s.randomBytes(8)
+	if err != nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint64(b), nil
+}
+
+func hashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// validGameID reports whether id could be one of ours; anything else is
+// "not found" without a store read.
+func validGameID(id string) bool {
+	if len(id) < 8 || len(id) > 64 {
+		return false
+	}
+	for _, c := range []byte(id) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseBearer extracts the token from an Authorization header value.
+// ok is false for an empty header; err is ErrUnauthorized for a malformed one.
+func ParseBearer(header string) (token string, ok bool, err error) {
+	if header == "" {
+		return "", false, nil
+	}
+	scheme, token, found := strings.Cut(header, " ")
+	token = strings.TrimSpace(token)
+	if !found || !strings.EqualFold(scheme, "Bearer") || token == "" || len(token) > 256 {
+		return "", false, ErrUnauthorized
+	}
+	return token, true, nil
+}
+
+// seatOf returns the colour of the seat whose token this is. Both seats are
+// always compared, so timing does not reveal which one matched.
+func seatOf(st *game.State, token string) (chess.Color, bool) {
+	h := []byte(hashToken(token))
+	var match [2]int
+	for _, c := range []chess.Color{chess.White, chess.Black} {
+		stored := st.Seats[c].TokenHash
+		if stored == "" {
+			continue
+		}
+		match[c] = subtle.ConstantTimeCompare(h, []byte(stored))
+	}
+	switch {
+	case match[chess.White] == 1:
+		return chess.White, true
+	case match[chess.Black] == 1:
+		return chess.Black, true
+	}
+	return chess.White, false
+}
+
+// Viewer is who is asking: a seat (by token) or a spectator (no token).
+type Viewer struct {
+	Token string // "" for a spectator
+}
+
+// authorize resolves the viewer against a game: a spectator (nil colour),
+// a seat, or ErrForbidden for a token that is not a seat of this game.
+// requireSeat turns a missing token into ErrUnauthorized.
+func authorize(st *game.State, v Viewer, requireSeat bool) (*chess.Color, error) {
+	if v.Token == "" {
+		if requireSeat {
+			return nil, ErrUnauthorized
+		}
+		return nil, nil
+	}
+	c, ok := seatOf(st, v.Token)
+	if !ok {
+		return nil, ErrForbidden
+	}
+	return &c, nil
+}
