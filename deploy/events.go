@@ -1,0 +1,204 @@
+package deploy
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"chessapi/shared/service"
+)
+
+// The fixed identities every file in events/ uses, so that a test can seed
+// one game and replay the files against it (events/README.md tells the
+// order and the expected outcomes).
+const (
+	SampleGameID     = "Qm7vR2xKp9LwT4nZ8cHbYd"
+	SampleWhiteToken = "P1tE2NH9e3f6bwxiuLCdgx6UKnn6D4qyg3T_FxgvwqU"
+	SampleBlackToken = "7XWVxe9mJD0Ll6MD7vKpFCFGKstsG_VpeMbefMABhlE"
+	// SampleAIAPIKey is the x-api-key of the ai/move-* events; configure
+	// AI_API_KEY with it to have them accepted.
+	SampleAIAPIKey = "sample-partner-key-5f2c9e1a7b3d"
+)
+
+// ErrInvalidEvent is wrapped by every error about an event file's content.
+var ErrInvalidEvent = errors.New("deploy: invalid event")
+
+// EventKind tells which input type an event file holds.
+type EventKind int
+
+// Event kinds. Append only.
+const (
+	// HTTPEvent is an API Gateway HTTP API request, payload format 2.0.
+	HTTPEvent EventKind = iota + 1
+	// TimeoutEvent is the EventBridge Scheduler input of the timeout
+	// function: service.TimeoutTask.
+	TimeoutEvent
+	// AITaskEvent is the asynchronous AI-seat trigger: service.AITask.
+	AITaskEvent
+)
+
+func (k EventKind) String() string {
+	switch k {
+	case HTTPEvent:
+		return "http"
+	case TimeoutEvent:
+		return "timeout"
+	case AITaskEvent:
+		return "aiTask"
+	}
+	return fmt.Sprintf("EventKind(%d)", int(k))
+}
+
+// Event is one sample event file, decoded into its handler's input type.
+type Event struct {
+	Name     string // slash path below the events directory: "move/join.json"
+	Function string // logical ID of the function it is for
+	Kind     EventKind
+	Raw      []byte
+	HTTP     *events.APIGatewayV2HTTPRequest // for HTTPEvent
+	Timeout  *service.TimeoutTask            // for TimeoutEvent
+	AITask   *service.AITask                 // for AITaskEvent
+}
+
+// EventDirs maps each directory of events/ to the function its files are
+// sent to (`sam local invoke <function> -e events/<dir>/<file>`).
+var EventDirs = map[string]string{
+	"move":    "MoveFunction",
+	"timeout": "TimeoutFunction",
+	"ai":      "AiFunction",
+}
+
+// LoadEvents reads every event file below dir: dir/<function dir>/*.json.
+// Each file must decode into its function's input type with no unknown
+// fields. A README.md may sit in dir; anything else unexpected is an error,
+// so a misplaced file cannot go untested.
+func LoadEvents(dir string) ([]Event, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("deploy: %w", err)
+	}
+	var evs []Event
+	for _, e := range entries {
+		if !e.IsDir() {
+			if e.Name() == "README.md" {
+				continue
+			}
+			return nil, fmt.Errorf("%w: %s: files belong in a function's directory (%s)", ErrInvalidEvent, e.Name(), dirNames())
+		}
+		function, ok := EventDirs[e.Name()]
+		if !ok {
+			return nil, fmt.Errorf("%w: %s: not a function's directory (%s)", ErrInvalidEvent, e.Name(), dirNames())
+		}
+		files, err := os.ReadDir(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, fmt.Errorf("deploy: %w", err)
+		}
+		for _, f := range files {
+			name := path.Join(e.Name(), f.Name())
+			if f.IsDir() || !strings.HasSuffix(f.Name(), ".json") {
+				return nil, fmt.Errorf("%w: %s: only .json files belong here", ErrInvalidEvent, name)
+			}
+			raw, err := os.ReadFile(filepath.Join(dir, e.Name(), f.Name()))
+			if err != nil {
+				return nil, fmt.Errorf("deploy: %w", err)
+			}
+			ev, err := DecodeEvent(function, raw)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			ev.Name = name
+			evs = append(evs, ev)
+		}
+	}
+	slices.SortFunc(evs, func(a, b Event) int { return strings.Compare(a.Name, b.Name) })
+	return evs, nil
+}
+
+func dirNames() string {
+	names := make([]string, 0, len(EventDirs))
+	for d := range EventDirs {
+		names = append(names, d)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
+}
+
+// DecodeEvent decodes raw as an input of the function with the given
+// logical ID: the move function takes HTTP requests only, the timeout
+// function TimeoutTasks only, the AI function HTTP requests (POST
+// /v1/ai/move) and AITasks, told apart by the HTTP request's routeKey.
+func DecodeEvent(function string, raw []byte) (Event, error) {
+	ev := Event{Function: function, Raw: raw}
+	var kind EventKind
+	switch function {
+	case "MoveFunction":
+		kind = HTTPEvent
+	case "TimeoutFunction":
+		kind = TimeoutEvent
+	case "AiFunction":
+		var probe map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &probe); err != nil {
+			return ev, fmt.Errorf("%w: %w", ErrInvalidEvent, err)
+		}
+		kind = AITaskEvent
+		if _, ok := probe["routeKey"]; ok {
+			kind = HTTPEvent
+		}
+	default:
+		return ev, fmt.Errorf("%w: no function %q", ErrInvalidEvent, function)
+	}
+	ev.Kind = kind
+
+	switch kind {
+	case HTTPEvent:
+		var req events.APIGatewayV2HTTPRequest
+		if err := decodeStrict(raw, &req); err != nil {
+			return ev, err
+		}
+		if req.Version != "2.0" || req.RouteKey == "" {
+			return ev, fmt.Errorf("%w: not an HTTP API payload 2.0 request (version %q, routeKey %q)", ErrInvalidEvent, req.Version, req.RouteKey)
+		}
+		ev.HTTP = &req
+	case TimeoutEvent:
+		var task service.TimeoutTask
+		if err := decodeStrict(raw, &task); err != nil {
+			return ev, err
+		}
+		if task.GameID == "" || task.Version < 1 || task.Deadline.IsZero() {
+			return ev, fmt.Errorf("%w: timeout task needs gameId, version >= 1 and deadline: %+v", ErrInvalidEvent, task)
+		}
+		ev.Timeout = &task
+	case AITaskEvent:
+		var task service.AITask
+		if err := decodeStrict(raw, &task); err != nil {
+			return ev, err
+		}
+		if task.GameID == "" || task.Version < 1 {
+			return ev, fmt.Errorf("%w: AI task needs gameId and version >= 1: %+v", ErrInvalidEvent, task)
+		}
+		ev.AITask = &task
+	}
+	return ev, nil
+}
+
+// decodeStrict decodes exactly one JSON value with no unknown fields.
+func decodeStrict(raw []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidEvent, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("%w: more than one JSON value", ErrInvalidEvent)
+	}
+	return nil
+}
