@@ -57,9 +57,8 @@ const (
 	// happens when another process grabbed the port between our probe and
 	// the server's bind.
 	startAttempts = 3
-	// stopTimeout is how long a server gets to exit after SIGTERM before it
-	// is killed.
-	stopTimeout = 5 * time.Second
+	// stopTimeout is how long a killed server may take to disappear.
+	stopTimeout = 10 * time.Second
 	// npmCITimeout bounds the one-time installation of infra/node_modules.
 	npmCITimeout = 5 * time.Minute
 	// outputTail is how much of a server's output is kept for error messages.
@@ -271,20 +270,14 @@ func waitMarker(srv *server, marker string) error {
 	return fmt.Errorf("answers but never printed %q: the start-up patch was not loaded (is PYTHONPATH honoured?)", marker)
 }
 
-// stop terminates the process (and its children) and waits for it.
+// stop kills the process group and waits for the process. SIGKILL at once:
+// emulators keep nothing worth a graceful shutdown, and moto takes seconds
+// to exit on SIGTERM.
 func (s *server) stop() error {
 	select {
 	case <-s.exited:
 		return nil // already gone (it failed to start)
 	default:
-	}
-	if err := terminate(s.cmd); err != nil {
-		return err
-	}
-	select {
-	case <-s.exited:
-		return nil
-	case <-time.After(stopTimeout):
 	}
 	if err := kill(s.cmd); err != nil {
 		return err

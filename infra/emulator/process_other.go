@@ -8,9 +8,6 @@ import (
 
 func setProcessGroup(cmd *exec.Cmd) {}
 
-// terminate has no gentle form here: the process is killed.
-func terminate(cmd *exec.Cmd) error { return cmd.Process.Kill() }
-
 func kill(cmd *exec.Cmd) error { return cmd.Process.Kill() }
 
 // lockFile is a no-op: concurrent first runs may both run npm ci, which

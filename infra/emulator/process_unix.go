@@ -9,22 +9,13 @@ import (
 	"syscall"
 )
 
-// terminate sends SIGTERM to the server's process group: moto_server may be
-// a shim script that runs Python as a child, and the whole tree must go.
-func terminate(cmd *exec.Cmd) error {
-	return signalGroup(cmd, syscall.SIGTERM)
-}
-
-// kill sends SIGKILL to the server's process group.
+// kill sends SIGKILL to the server's process group: moto_server may be a
+// shim script that runs Python as a child, and the whole tree must go. The
+// group id equals the leader's pid (setProcessGroup made it leader).
 func kill(cmd *exec.Cmd) error {
-	return signalGroup(cmd, syscall.SIGKILL)
-}
-
-func signalGroup(cmd *exec.Cmd, sig syscall.Signal) error {
-	// The group id equals the leader's pid (setProcessGroup made it leader).
-	err := syscall.Kill(-cmd.Process.Pid, sig)
+	err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	if err != nil && err != syscall.ESRCH {
-		return fmt.Errorf("signal %v to process group %d: %w", sig, cmd.Process.Pid, err)
+		return fmt.Errorf("kill process group %d: %w", cmd.Process.Pid, err)
 	}
 	return nil
 }
