@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
+	"chessapi/shared/api"
 )
 
 // repoRoot is where template.yaml, the Makefile and events/ live.
@@ -27,6 +29,31 @@ var specRoutes = map[string]string{
 	"POST /v1/positions":           "MoveFunction",
 	"GET /v1/health":               "MoveFunction",
 	"POST /v1/ai/move":             "AiFunction",
+}
+
+// TestTemplateRoutesMatchHandler: API Gateway routes exactly what the one
+// HTTP handler serves, no more (a 404 from the mux) and no less (a 404 from
+// API Gateway).
+func TestTemplateRoutesMatchHandler(t *testing.T) {
+	tmpl := loadRepoTemplate(t)
+	inTemplate := map[string]bool{}
+	for _, r := range tmpl.Routes {
+		inTemplate[r.Pattern()] = true
+	}
+	inHandler := map[string]bool{}
+	for _, r := range api.Routes() {
+		inHandler[r.Method+" "+r.Path] = true
+	}
+	for p := range inHandler {
+		if !inTemplate[p] {
+			t.Errorf("handler route %q has no route in template.yaml", p)
+		}
+	}
+	for p := range inTemplate {
+		if !inHandler[p] {
+			t.Errorf("template route %q is not served by api.NewHandler", p)
+		}
+	}
 }
 
 // specFunctions is SPEC §2 (where each function's code lives) and §10
