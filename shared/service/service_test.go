@@ -1,0 +1,302 @@
+package service_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"chessapi/shared/chess"
+	"chessapi/shared/game"
+	"chessapi/shared/service"
+	"chessapi/shared/store/boltstore"
+)
+
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// recorder records scheduled deadlines and AI triggers.
+type recorder struct {
+	mu        sync.Mutex
+	timeouts  []service.TimeoutTask
+	aiTasks   []service.AITask
+	failNextS bool
+}
+
+func (r *recorder) ScheduleTimeout(_ context.Context, t service.TimeoutTask) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.timeouts = append(r.timeouts, t)
+	return nil
+}
+
+func (r *recorder) TriggerAI(_ context.Context, t service.AITask) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.aiTasks = append(r.aiTasks, t)
+	return nil
+}
+
+func (r *recorder) lastTimeout(t *testing.T) service.TimeoutTask {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.timeouts) == 0 {
+		t.Fatal("nothing scheduled")
+	}
+	return r.timeouts[len(r.timeouts)-1]
+}
+
+// firstMover is an AIMover that plays the first legal move.
+type firstMover struct{}
+
+func (firstMover) ChooseMove(_ context.Context, req service.AIMoveRequest) (chess.Move, error) {
+	return req.Position.LegalMoves()[0], nil
+}
+
+type fixture struct {
+	svc   *service.Service
+	clock *fakeClock
+	rec   *recorder
+}
+
+func newFixture(t *testing.T, store service.Store) *fixture {
+	t.Helper()
+	if store == nil {
+		bolt, err := boltstore.Open(filepath.Join(t.TempDir(), "games.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { bolt.Close() })
+		store = bolt
+	}
+	clock := &fakeClock{now: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
+	rec := &recorder{}
+	svc, err := service.New(service.Config{
+		Store: store, Scheduler: rec, AITrigger: rec, AIMover: firstMover{},
+		Now: clock.Now, MaxAttempts: 50,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{svc: svc, clock: clock, rec: rec}
+}
+
+type seats struct {
+	gameID       string
+	white, black service.Viewer
+}
+
+// newGame creates and joins a human game with the given options.
+func (f *fixture) newGame(t *testing.T, options string) seats {
+	t.Helper()
+	ctx := t.Context()
+	host, err := f.svc.Create(ctx, service.CreateInput{Options: json.RawMessage(options), Player: service.PlayerInput{Name: "host"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	guest, err := f.svc.Join(ctx, host.GameID, service.PlayerInput{Name: "guest"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := seats{gameID: host.GameID}
+	if *guest.Game.You == chess.White {
+		s.white, s.black = service.Viewer{Token: guest.Token}, service.Viewer{Token: host.Token}
+	} else {
+		s.white, s.black = service.Viewer{Token: host.Token}, service.Viewer{Token: guest.Token}
+	}
+	return s
+}
+
+func (f *fixture) move(t *testing.T, gameID string, v service.Viewer, uci string) error {
+	t.Helper()
+	_, err := f.svc.Act(t.Context(), gameID, v, service.ActionInput{Type: "move", Payload: json.RawMessage(`{"uci":"` + uci + `"}`)})
+	return err
+}
+
+func (f *fixture) view(t *testing.T, gameID string) *game.View {
+	t.Helper()
+	v, err := f.svc.Get(t.Context(), gameID, service.Viewer{}, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestLazyTimeout: a Fischer game whose clock runs out ends with the right
+// result on the next read, without any scheduler involvement.
+func TestLazyTimeout(t *testing.T) {
+	f := newFixture(t, nil)
+	g := f.newGame(t, `{"timeControl":"1+0"}`)
+	for i, uci := range []string{"e2e4", "e7e5", "g1f3"} {
+		v := g.white
+		if i%2 == 1 {
+			v = g.black
+		}
+		if err := f.move(t, g.gameID, v, uci); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Black's main clock started with its first move; 60 s run out now.
+	f.clock.Advance(61 * time.Second)
+	view := f.view(t, g.gameID)
+	if view.Phase != game.PhaseFinished || view.Result == nil || view.Result.Reason != game.ReasonTimeLoss || view.Result.Winner == nil || *view.Result.Winner != chess.White {
+		t.Fatalf("after black's flag: phase %s result %+v", view.Phase, view.Result)
+	}
+	// A move after the flag is refused.
+	if err := f.move(t, g.gameID, g.black, "b8c6"); err == nil {
+		t.Error("a move after the flag was accepted")
+	}
+}
+
+func TestFirstMoveAbort(t *testing.T) {
+	f := newFixture(t, nil)
+	g := f.newGame(t, `{"firstMoveSec":15}`)
+	f.clock.Advance(16 * time.Second)
+	view := f.view(t, g.gameID)
+	if view.Result == nil || view.Result.Reason != game.ReasonAborted || len(view.Result.Ranking) != 0 {
+		t.Fatalf("first-move abort: %+v", view.Result)
+	}
+}
+
+func TestDisconnectGrace(t *testing.T) {
+	f := newFixture(t, nil)
+	g := f.newGame(t, `{"timeControl":"10+0","disconnectGraceSec":30}`)
+	for i, uci := range []string{"e2e4", "e7e5"} {
+		v := g.white
+		if i == 1 {
+			v = g.black
+		}
+		if err := f.move(t, g.gameID, v, uci); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.svc.SetPresence(t.Context(), g.gameID, g.white, false); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(29 * time.Second)
+	if v := f.view(t, g.gameID); v.Phase != game.PhasePlaying {
+		t.Fatalf("ended inside the grace period: %+v", v.Result)
+	}
+	f.clock.Advance(2 * time.Second)
+	v := f.view(t, g.gameID)
+	if v.Result == nil || v.Result.Winner == nil || *v.Result.Winner != chess.Black {
+		t.Fatalf("after the grace period: %+v", v.Result)
+	}
+}
+
+// TestHandleTimeout drives the scheduled path: not due → nothing (re-armed
+// for the same version), due → the game ends, repeated delivery → no-op.
+func TestHandleTimeout(t *testing.T) {
+	f := newFixture(t, nil)
+	g := f.newGame(t, `{"firstMoveSec":30}`)
+	task := f.rec.lastTimeout(t)
+	if task.GameID != g.gameID || !task.Deadline.Equal(f.clock.Now().Add(30*time.Second)) {
+		t.Fatalf("scheduled %+v", task)
+	}
+	ctx := t.Context()
+	if err := f.svc.HandleTimeout(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	if v := f.view(t, g.gameID); v.Phase != game.PhasePlaying {
+		t.Fatalf("early delivery ended the game")
+	}
+	f.clock.Advance(31 * time.Second)
+	if err := f.svc.HandleTimeout(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	v := f.view(t, g.gameID)
+	if v.Result == nil || v.Result.Reason != game.ReasonAborted {
+		t.Fatalf("timeout not applied: %+v", v.Result)
+	}
+	version := v.Version
+	if err := f.svc.HandleTimeout(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	if again := f.view(t, g.gameID); again.Version != version {
+		t.Errorf("repeated delivery changed the game: v%d -> v%d", version, again.Version)
+	}
+	if err := f.svc.HandleTimeout(ctx, service.TimeoutTask{GameID: "nosuchgame123", Version: 1}); err != nil {
+		t.Errorf("unknown game: %v", err)
+	}
+}
+
+// TestAITurnNeverFlags: a due AI turn re-triggers the AI instead of ending
+// the game on time.
+func TestAITurnNeverFlags(t *testing.T) {
+	f := newFixture(t, nil)
+	host, err := f.svc.Create(t.Context(), service.CreateInput{AILevel: "easy", Options: json.RawMessage(`{"colorAssignment":"hostWhite","timeControl":"1+0"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.move(t, host.GameID, service.Viewer{Token: host.Token}, "e2e4"); err != nil {
+		t.Fatal(err)
+	}
+	f.rec.mu.Lock()
+	triggers := len(f.rec.aiTasks)
+	f.rec.mu.Unlock()
+	if triggers != 1 {
+		t.Fatalf("AI triggered %d times after the human move", triggers)
+	}
+	f.clock.Advance(10 * time.Minute)
+	if err := f.svc.HandleTimeout(t.Context(), f.rec.lastTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	if v := f.view(t, host.GameID); v.Phase != game.PhasePlaying {
+		t.Fatalf("AI lost on time: %+v", v.Result)
+	}
+	f.rec.mu.Lock()
+	triggers = len(f.rec.aiTasks)
+	task := f.rec.aiTasks[len(f.rec.aiTasks)-1]
+	f.rec.mu.Unlock()
+	if triggers != 2 {
+		t.Fatalf("overdue AI turn triggered %d times in all; want 2", triggers)
+	}
+	if err := f.svc.PlayAITurn(t.Context(), task); err != nil {
+		t.Fatal(err)
+	}
+	if v := f.view(t, host.GameID); len(v.Moves) != 2 {
+		t.Fatalf("AI did not move: %d moves", len(v.Moves))
+	}
+}
+
+func TestActErrors(t *testing.T) {
+	f := newFixture(t, nil)
+	g := f.newGame(t, `{}`)
+	ctx := t.Context()
+	_, err := f.svc.Act(ctx, g.gameID, service.Viewer{}, service.ActionInput{Type: "resign"})
+	if !errors.Is(err, service.ErrUnauthorized) {
+		t.Errorf("no token: %v", err)
+	}
+	_, err = f.svc.Act(ctx, g.gameID, service.Viewer{Token: "st_nope"}, service.ActionInput{Type: "resign"})
+	if !errors.Is(err, service.ErrForbidden) {
+		t.Errorf("bad token: %v", err)
+	}
+	_, err = f.svc.Act(ctx, "nosuchgame123", g.white, service.ActionInput{Type: "resign"})
+	if !errors.Is(err, service.ErrNotFound) {
+		t.Errorf("unknown game: %v", err)
+	}
+	var conflict *service.ConflictError
+	stale := int64(0)
+	_, err = f.svc.Act(ctx, g.gameID, g.white, service.ActionInput{Type: "resign", ExpectedVersion: &stale})
+	if !errors.As(err, &conflict) || conflict.Current == nil {
+		t.Errorf("stale expectedVersion: %v", err)
+	}
+}
