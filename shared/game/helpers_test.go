@@ -166,3 +166,5 @@ func gameFromFEN(t testing.TB, fen string, o Options) *State {
 	s.Clock.Started = PerColor[bool]{true, true}
 	return s
 }
+
+func newTestRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed)) }

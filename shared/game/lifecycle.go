@@ -68,6 +68,7 @@ func New(ng NewGame, now time.Time) (*State, []Event, error) {
 		CreatedAt:    t,
 		Options:      ng.Options,
 		Phase:        PhaseWaiting,
+		Moves:        []MoveRecord{},
 		Repetition:   map[string]int{},
 		RNG:          RNG{State: ng.Seed},
 		Draw:         DrawState{LastOfferPly: PerColor[int]{-1, -1}},

@@ -1,0 +1,208 @@
+package game
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"chessapi/shared/chess"
+)
+
+// FuzzApply drives a game with random actions from random seats at random
+// times (moves, bad moves, requests, answers, resignations, timeouts,
+// presence changes) and checks after every step that nothing panics and the
+// invariants hold.
+func FuzzApply(f *testing.F) {
+	f.Add([]byte{0, 0, 1, 5, 0, 2, 7, 0, 3, 1, 0, 9, 200, 4, 0, 1})
+	f.Add([]byte{0x5a, 3, 1, 0, 3, 0, 0, 4, 1, 0, 5, 0, 0, 6, 1, 0, 10, 0, 0, 11, 0, 0})
+	f.Add([]byte{0xff, 0, 0, 0, 0, 1, 1, 0, 2, 2, 12, 0, 250, 13, 1, 250, 14, 0, 250})
+	f.Add([]byte{0x21, 7, 0, 1, 8, 1, 1, 0, 0, 30, 0, 1, 30, 9, 0, 0})
+	f.Fuzz(runScript)
+}
+
+func runScript(t *testing.T, script []byte) { runScriptWith(t, script, func(*State) {}) }
+
+// runScriptWith runs a script: the first byte makes the game, then each
+// three bytes are an operation, its argument and a wait. final receives the
+// last state.
+func runScriptWith(t *testing.T, script []byte, final func(*State)) {
+	{
+		if len(script) == 0 {
+			return
+		}
+		s := fuzzGame(t, script[0])
+		defer func() { final(s) }()
+		now := t0.UnixMilli()
+		for i := 1; i+2 < len(script) && i < 1800; i += 3 {
+			op, arg, wait := script[i], script[i+1], script[i+2]
+			now += int64(wait) * 700
+			by := chess.Color(arg & 1)
+			before := s.clone()
+			next, changed, err := fuzzStep(t, s, op, by, arg, time.UnixMilli(now))
+			assertSameState(t, s, before, "input state after a step")
+			if err != nil {
+				var ie *InputError
+				var re *RuleError
+				if !errors.As(err, &ie) && !errors.As(err, &re) {
+					t.Fatalf("step %d: unexpected error type %T: %v", i, err, err)
+				}
+				if s.Phase == PhaseFinished && op%16 < 12 && ruleCode(err) != CodeGameNotPlaying {
+					t.Fatalf("step %d: finished game refused an action with %v; want game_not_playing", i, err)
+				}
+				continue
+			}
+			if !changed {
+				continue
+			}
+			if s.Phase == PhaseFinished {
+				t.Fatalf("step %d: finished game accepted op %d", i, op)
+			}
+			checkInvariants(t, s, next)
+			s = next
+		}
+	}
+}
+
+// fuzzGame makes the game a script starts from; the first byte picks the
+// options and whether Black is an AI.
+func fuzzGame(t *testing.T, b byte) *State {
+	o := DefaultOptions()
+	if b&1 != 0 {
+		o.Variant = VariantChess960
+	}
+	if b&2 != 0 {
+		o.DrawMode = DrawFIDE
+	}
+	o.TimeControl = []TimeControl{Fischer(1, 0), Fischer(3, 2), {Kind: TimePerMove, PerMoveSec: 30}, {Kind: TimeNone}}[b>>2&3]
+	o.Undo = []UndoAllowance{UndoOff, 1, 3, UndoUnlimited}[b>>4&3]
+	o.ColorAssignment = ColorsHostWhite
+	ng := NewGame{GameID: "fz", Options: o, Host: Player{ID: "h", TokenHash: "x"}, Seed: uint64(b)}
+	if b&0x40 != 0 {
+		ng.AI = "easy"
+	}
+	s, _, err := New(ng, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b&0x80 == 0 && ng.AI == "" {
+		s, _, err = Join(s, Player{ID: "j", TokenHash: "y"}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+// fuzzStep performs one scripted operation.
+func fuzzStep(t *testing.T, s *State, op byte, by chess.Color, arg byte, now time.Time) (*State, bool, error) {
+	var a Action
+	switch op % 16 {
+	case 0, 1, 2, 3: // a legal move, when there is one
+		pos, err := s.Position()
+		if err != nil {
+			t.Fatalf("Position() = %v", err)
+		}
+		moves := pos.LegalMoves()
+		if len(moves) == 0 {
+			a = moveAction("e2e4")
+		} else {
+			a = moveAction(pos.UCI(moves[int(arg)%len(moves)]))
+		}
+		by = s.Turn()
+	case 4:
+		a = Action{Type: ActionMove, Move: MoveInput{From: chess.Square(arg % 64), To: chess.Square(arg * 7 % 64), Promotion: chess.PieceType(arg % 7)}}
+	case 5:
+		a = Action{Type: ActionMove, Move: MoveInput{SAN: []string{"O-O", "O-O-O", "e8", "Nf3", "Qxf7#", "exd6"}[arg%6]}}
+	case 6:
+		a = Action{Type: ActionCastle, Castle: chess.CastleSide(1 + arg%2)}
+	case 7:
+		a = Action{Type: ActionRequestUndo, Plies: int(arg % 3)}
+	case 8:
+		a = Action{Type: ActionRespondUndo, Accept: arg&2 != 0}
+	case 9:
+		a = Action{Type: ActionOfferDraw}
+	case 10:
+		a = Action{Type: ActionRespondDraw, Accept: arg&2 != 0}
+	case 11:
+		a = Action{Type: []ActionType{ActionCancelOffer, ActionClaimDraw, ActionResign, ActionResign}[arg>>1&3]}
+	case 12, 13:
+		next, _, ok := ApplyTimeout(s, now)
+		if ok && next.Phase != PhaseFinished && next.Options.TimeControl.Kind != TimePerMove {
+			t.Fatalf("a timeout left the game %s without a per-move clock", next.Phase)
+		}
+		return next, ok, nil
+	default:
+		next, _, ok := SetPresence(s, by, arg&2 != 0, now)
+		return next, ok, nil
+	}
+	if arg&0x80 != 0 {
+		a.RequestID = string(rune('a' + arg%26))
+	}
+	next, _, err := Apply(s, by, a, now)
+	return next, err == nil, err
+}
+
+// checkInvariants compares a state with the one before a successful change.
+func checkInvariants(t *testing.T, prev, s *State) {
+	t.Helper()
+	if s.Phase.rank() < prev.Phase.rank() {
+		t.Fatalf("phase went back from %s to %s", prev.Phase, s.Phase)
+	}
+	if s.Version != prev.Version+1 {
+		t.Fatalf("version %d after %d", s.Version, prev.Version)
+	}
+	if (s.Phase == PhaseFinished) != (s.Result != nil) {
+		t.Fatalf("phase %s with result %+v", s.Phase, s.Result)
+	}
+	pos, err := s.Position()
+	if err != nil {
+		t.Fatalf("Position() = %v", err)
+	}
+	if pos.Turn() != s.Turn() || pos.FEN() != s.FEN {
+		t.Fatalf("FEN %q, position %q, turn %s at ply %d", s.FEN, pos.FEN(), s.Turn(), s.Ply())
+	}
+	if n := s.Ply(); n > 0 && s.Moves[n-1].FENAfter != s.FEN {
+		t.Fatalf("last fenAfter %q differs from fen %q", s.Moves[n-1].FENAfter, s.FEN)
+	}
+	total := 0
+	for _, c := range s.Repetition {
+		total += c
+	}
+	if total != s.Ply()+1 {
+		t.Fatalf("repetition counts sum to %d at ply %d", total, s.Ply())
+	}
+	for c := range s.Clock.RemainingMs {
+		if s.Clock.RemainingMs[c] < 0 || s.Clock.ExtensionsUsed[c] > PerMoveExtensions {
+			t.Fatalf("clock %+v", s.Clock)
+		}
+		if s.Clock.Started[c] != (s.ownMovesSince(chess.Color(c), 0) > 0) && s.Phase == PhasePlaying {
+			t.Fatalf("started %v does not match the moves", s.Clock.Started)
+		}
+	}
+	for i := 1; i < len(s.Moves); i++ {
+		if s.Moves[i].At < s.Moves[i-1].At {
+			t.Fatalf("move times go back at ply %d", i+1)
+		}
+	}
+	if s.Phase == PhasePlaying && pos.Status() != chess.StatusPlaying {
+		t.Fatalf("still playing in a %s position", pos.Status())
+	}
+	b, err := Encode(s)
+	if err != nil {
+		t.Fatalf("Encode = %v", err)
+	}
+	back, err := Decode(b)
+	if err != nil {
+		t.Fatalf("Decode = %v", err)
+	}
+	assertSameState(t, back, s, "stored form")
+	for _, you := range []*chess.Color{nil, ptr(chess.White), ptr(chess.Black)} {
+		v, err := ViewOf(s, you, time.UnixMilli(s.Clock.TurnStartedAt))
+		if err != nil {
+			t.Fatalf("ViewOf = %v", err)
+		}
+		if v.Clock.RemainingMs[0] < 0 || v.Clock.RemainingMs[1] < 0 {
+			t.Fatalf("view clock %+v", v.Clock)
+		}
+	}
+}
