@@ -122,7 +122,9 @@ func longGame(t testing.TB, plies int) *State {
 	return s
 }
 
-func fmtID(ply int) string { return "0f1e2d3c-4b5a-6978-8796-" + strings.Repeat("a", 8) + string(rune('0'+ply%10)) + "0000" }
+func fmtID(ply int) string {
+	return "0f1e2d3c-4b5a-6978-8796-" + strings.Repeat("a", 8) + string(rune('0'+ply%10)) + "0000"
+}
 
 func TestDecodeErrors(t *testing.T) {
 	good, err := Encode(play(t, newGame(t, DefaultOptions()), 1000, "e2e4"))
