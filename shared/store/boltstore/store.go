@@ -3,10 +3,11 @@
 // (conditional create and update, the same size limit, the same time
 // rounding) and no server to install.
 //
-// Every write is one bbolt transaction, committed with fsync before the call
-// returns, so an acknowledged write survives a crash or SIGKILL of the
-// process. bbolt runs one writer at a time, which makes the version check
-// and the write atomic. Only one process may open the file.
+// Every write is committed with fsync before the call returns, so an
+// acknowledged write survives a crash or SIGKILL of the process. Writes
+// arriving together share one transaction (group commit); inside it they
+// are applied one after another, so each version check and its write are
+// atomic. Only one process may open the file.
 package boltstore
 
 import (
@@ -15,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -47,9 +49,26 @@ const (
 // Store is a service.Store on one bbolt file.
 type Store struct {
 	db *bolt.DB
+
+	// Writes go through one goroutine that commits everything queued
+	// meanwhile in one transaction (group commit): bbolt runs one writer
+	// at a time and every commit costs an fsync, so committing writes one
+	// by one would cap the store at a few hundred writes a second.
+	ops       chan *writeOp
+	closing   chan struct{}
+	writerEnd chan struct{}
+	closeOnce sync.Once
+	closeErr  error
 }
 
 var _ service.Store = (*Store)(nil)
+
+// maxGroup bounds how many writes share one commit, so one transaction's
+// dirty pages stay small.
+const maxGroup = 256
+
+// errClosed is returned by writes after Close.
+var errClosed = errors.New("store closed")
 
 // Open opens (or creates) the database file at path, creating its
 // directory. Close it when done.
@@ -79,15 +98,27 @@ func Open(path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("boltstore: initialise %s: %w", path, err)
 	}
-	return &Store{db: db}, nil
+	s := &Store{
+		db:        db,
+		ops:       make(chan *writeOp),
+		closing:   make(chan struct{}),
+		writerEnd: make(chan struct{}),
+	}
+	go s.writer()
+	return s, nil
 }
 
-// Close closes the file; pending writes are already durable.
+// Close stops accepting writes, waits for the ones already queued to
+// commit, and closes the file. Acknowledged writes are already durable.
 func (s *Store) Close() error {
-	if err := s.db.Close(); err != nil {
-		return fmt.Errorf("boltstore: close: %w", err)
-	}
-	return nil
+	s.closeOnce.Do(func() {
+		close(s.closing)
+		<-s.writerEnd
+		if err := s.db.Close(); err != nil {
+			s.closeErr = fmt.Errorf("boltstore: close: %w", err)
+		}
+	})
+	return s.closeErr
 }
 
 // Path is the database file's path.
@@ -135,14 +166,7 @@ func (s *Store) Create(ctx context.Context, rec service.GameRecord) error {
 	if err != nil {
 		return fmt.Errorf("boltstore: create game %q: %w", rec.GameID, err)
 	}
-	key := []byte(rec.GameID)
-	err = s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(gamesBucket)
-		if b.Get(key) != nil {
-			return service.ErrAlreadyExists
-		}
-		return b.Put(key, value)
-	})
+	err = s.write(ctx, &writeOp{key: []byte(rec.GameID), value: value, create: true})
 	if err != nil {
 		return fmt.Errorf("boltstore: create game %q: %w", rec.GameID, err)
 	}
@@ -183,26 +207,104 @@ func (s *Store) Update(ctx context.Context, rec service.GameRecord, expectedVers
 	if err != nil {
 		return fmt.Errorf("boltstore: update game %q: %w", rec.GameID, err)
 	}
-	key := []byte(rec.GameID)
-	err = s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(gamesBucket)
-		old := b.Get(key)
-		if old == nil {
-			return service.ErrVersionConflict
-		}
-		h, err := decodeHeader(old)
-		if err != nil {
-			return err
-		}
-		if h.version != expectedVersion {
-			return service.ErrVersionConflict
-		}
-		return b.Put(key, value)
-	})
+	err = s.write(ctx, &writeOp{key: []byte(rec.GameID), value: value, expected: expectedVersion})
 	if err != nil {
 		return fmt.Errorf("boltstore: update game %q from version %d: %w", rec.GameID, expectedVersion, err)
 	}
 	return nil
+}
+
+// writeOp is one queued Create or Update.
+type writeOp struct {
+	key, value []byte
+	create     bool  // Create; else Update from expected
+	expected   int64 // Update's expected stored version
+	result     chan error
+}
+
+// write queues op for the writer and waits for its outcome. Once queued, an
+// op is committed or refused whatever happens to ctx, so the caller always
+// learns which.
+func (s *Store) write(ctx context.Context, op *writeOp) error {
+	op.result = make(chan error, 1)
+	select {
+	case s.ops <- op:
+	case <-s.closing:
+		return errClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return <-op.result
+}
+
+// writer commits queued writes: it takes one, gathers whatever else is
+// already waiting, applies them in arrival order in one transaction, and
+// answers each after the commit (and its fsync) returned.
+func (s *Store) writer() {
+	defer close(s.writerEnd)
+	group := make([]*writeOp, 0, maxGroup)
+	results := make([]error, 0, maxGroup)
+	for {
+		group = group[:0]
+		select {
+		case op := <-s.ops:
+			group = append(group, op)
+		case <-s.closing:
+			return
+		}
+	gather:
+		for len(group) < maxGroup {
+			select {
+			case op := <-s.ops:
+				group = append(group, op)
+			default:
+				break gather
+			}
+		}
+		results = results[:len(group)]
+		err := s.db.Update(func(tx *bolt.Tx) error {
+			b := tx.Bucket(gamesBucket)
+			for i, op := range group {
+				res, err := apply(b, op)
+				if err != nil {
+					return err // the transaction is broken: fail them all
+				}
+				results[i] = res
+			}
+			return nil
+		})
+		for i, op := range group {
+			if err != nil {
+				op.result <- err
+			} else {
+				op.result <- results[i]
+			}
+		}
+	}
+}
+
+// apply runs one write inside the group's transaction. outcome is the
+// write's own answer (nil, ErrAlreadyExists, ErrVersionConflict, a corrupt
+// stored record); err is a failure of the transaction itself.
+func apply(b *bolt.Bucket, op *writeOp) (outcome, err error) {
+	old := b.Get(op.key)
+	if op.create {
+		if old != nil {
+			return service.ErrAlreadyExists, nil
+		}
+	} else {
+		if old == nil {
+			return service.ErrVersionConflict, nil
+		}
+		h, err := decodeHeader(old)
+		if err != nil {
+			return err, nil
+		}
+		if h.version != op.expected {
+			return service.ErrVersionConflict, nil
+		}
+	}
+	return nil, b.Put(op.key, op.value)
 }
 
 // PendingTimeouts lists every live game (no ExpiresAt) that has a deadline,
