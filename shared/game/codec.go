@@ -165,29 +165,31 @@ func appendRequestLog(b []byte, log *PerColor[[]AppliedRequest]) []byte {
 
 func parseRequestLog(b []byte, log *PerColor[[]AppliedRequest]) error {
 	for len(b) > 0 {
-		head, rest, ok := bytes.Cut(b, []byte{':'})
-		fields := strings.Fields(string(head))
-		if !ok || len(fields) != 4 {
-			return &DecodeError{Reason: "request log entry header"}
-		}
 		var n [4]int64
-		for i, f := range fields {
-			v, err := strconv.ParseInt(f, 10, 64)
-			if err != nil || v < 0 {
-				return &DecodeError{Reason: "request log entry header", Err: err}
+		for i := range n {
+			end := 0
+			for end < len(b) && end < 19 && b[end] >= '0' && b[end] <= '9' {
+				n[i] = n[i]*10 + int64(b[end]-'0')
+				end++
 			}
-			n[i] = v
+			sep := byte(' ')
+			if i == 3 {
+				sep = ':'
+			}
+			if end == 0 || end >= len(b) || b[end] != sep {
+				return &DecodeError{Reason: "request log entry header"}
+			}
+			b = b[end+1:]
 		}
-		if n[0] > 1 || n[2]+n[3] > int64(len(rest)) {
+		if n[0] > 1 || n[2] > int64(len(b)) || n[3] > int64(len(b))-n[2] {
 			return &DecodeError{Reason: "request log entry out of range"}
 		}
-		r := AppliedRequest{
-			ID:      string(rest[:n[2]]),
+		log[n[0]] = append(log[n[0]], AppliedRequest{
+			ID:      string(b[:n[2]]),
 			Version: n[1],
-			Events:  json.RawMessage(bytes.Clone(rest[n[2] : n[2]+n[3]])),
-		}
-		log[n[0]] = append(log[n[0]], r)
-		b = rest[n[2]+n[3]:]
+			Events:  json.RawMessage(bytes.Clone(b[n[2] : n[2]+n[3]])),
+		})
+		b = b[n[2]+n[3]:]
 	}
 	return nil
 }

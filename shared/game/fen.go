@@ -1,32 +1,36 @@
 package game
 
 import (
+	"math/bits"
 	"strconv"
 
 	"chessapi/shared/chess"
 )
+
+// pieceLetters maps a chess.Piece (type in the low three bits, colour in
+// bit 3) to its FEN letter.
+const pieceLetters = "?PNBRQK??pnbrqk?"
 
 // appendFEN appends pos.FEN() to b. Replaying a stored game writes one FEN
 // per move, and doing it into a reused buffer makes that several times
 // cheaper than building each string from scratch; a test checks it against
 // Position.FEN on random games of both variants.
 func appendFEN(b []byte, pos *chess.Position) []byte {
-	for rank := 56; rank >= 0; rank -= 8 {
-		empty := byte(0)
-		for sq := chess.Square(rank); sq < chess.Square(rank+8); sq++ {
-			pc := pos.PieceAt(sq)
-			if pc == chess.NoPiece {
-				empty++
-				continue
+	occupied := pos.Occupied()
+	for rank := 7; rank >= 0; rank-- {
+		row := uint8(occupied >> (8 * rank))
+		file := 0
+		for row != 0 {
+			f := bits.TrailingZeros8(row)
+			if f > file {
+				b = append(b, byte('0'+f-file))
 			}
-			if empty > 0 {
-				b = append(b, '0'+empty)
-				empty = 0
-			}
-			b = append(b, pc.Letter())
+			b = append(b, pieceLetters[pos.PieceAt(chess.Square(8*rank+f))&15])
+			row &= row - 1
+			file = f + 1
 		}
-		if empty > 0 {
-			b = append(b, '0'+empty)
+		if file < 8 {
+			b = append(b, byte('0'+8-file))
 		}
 		if rank > 0 {
 			b = append(b, '/')

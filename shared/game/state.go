@@ -268,7 +268,8 @@ func (s *State) clone() *State {
 		n := *s.Chess960Index
 		c.Chess960Index = &n
 	}
-	c.Moves = slices.Clone(s.Moves)
+	// One spare slot: the next move appends without copying again.
+	c.Moves = append(make([]MoveRecord, 0, len(s.Moves)+1), s.Moves...)
 	c.Repetition = maps.Clone(s.Repetition)
 	if s.Undo.Pending != nil {
 		p := *s.Undo.Pending

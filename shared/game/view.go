@@ -146,10 +146,10 @@ func ViewOf(s *State, you *chess.Color, now time.Time) (*View, error) {
 		FEN:           s.FEN,
 		Turn:          s.Turn(),
 		Check:         pos.InCheck(),
-		Moves:         slices.Clone(s.Moves),
+		Moves:         s.Moves[:len(s.Moves):len(s.Moves)], // shared, read-only
 		Claimable:     s.Claimable,
 	}
-	if v.Moves == nil {
+	if len(v.Moves) == 0 {
 		v.Moves = []MoveRecord{}
 	}
 	if you != nil {

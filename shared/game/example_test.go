@@ -1,0 +1,55 @@
+package game_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"chessapi/shared/chess"
+	"chessapi/shared/game"
+)
+
+// The life of a game as the service drives it: create, join, decode an
+// action request, apply it, store the state and show each seat its view.
+func Example() {
+	start := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	opts, err := game.ParseOptions(json.RawMessage(`{"timeControl":"3+2","colorAssignment":"hostWhite"}`))
+	if err != nil {
+		panic(err)
+	}
+	s, _, err := game.New(game.NewGame{GameID: "g1", Options: opts, Host: game.Player{ID: "alice", Name: "Alice"}, Seed: 42}, start)
+	if err != nil {
+		panic(err)
+	}
+	s, _, err = game.Join(s, game.Player{ID: "bob", Name: "Bob"}, start.Add(5*time.Second))
+	if err != nil {
+		panic(err)
+	}
+
+	action, err := game.DecodeAction("move", json.RawMessage(`{"from":"e2","to":"e4"}`))
+	if err != nil {
+		panic(err)
+	}
+	s, events, err := game.Apply(s, chess.White, action, start.Add(9*time.Second))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(events[0].Type, events[0].SAN, s.Version)
+
+	stored, _ := game.Encode(s)
+	s, _ = game.Decode(stored)
+	black := chess.Black
+	view, _ := game.ViewOf(s, &black, start.Add(10*time.Second))
+	fmt.Println(view.Turn, len(view.LegalMoves), view.Moves[0].SAN)
+
+	_, _, err = game.Apply(s, chess.White, action, start.Add(11*time.Second))
+	var refusal *game.RuleError
+	if errors.As(err, &refusal) {
+		fmt.Println(refusal.Code, refusal.Message)
+	}
+	// Output:
+	// moved e4 3
+	// black 20 e4
+	// not_your_turn 지금은 상대 차례예요
+}
