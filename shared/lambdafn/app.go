@@ -1,0 +1,168 @@
+package lambdafn
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"chessapi/shared/aiplayer"
+	"chessapi/shared/aitrigger/lambdainvoke"
+	"chessapi/shared/api"
+	"chessapi/shared/schedule/eventbridge"
+	"chessapi/shared/service"
+	"chessapi/shared/store/dynamostore"
+)
+
+// PollInterval is how often a long poll (GET ?afterVersion=) re-reads the
+// table: the write it waits for is usually made by another Lambda instance,
+// which cannot notify this one.
+const PollInterval = 400 * time.Millisecond
+
+// Deps are the ports a function runs on: the AWS adapters in Lambda
+// (FromEnv), an embedded store and recording fakes in tests.
+type Deps struct {
+	Store     service.Store
+	Scheduler service.Scheduler
+	// AITrigger starts AI-seat turns; nil in the ai function, whose own
+	// moves never hand the turn to an AI.
+	AITrigger service.AITrigger
+	Logger    *slog.Logger
+	// Now is the service's clock; nil for time.Now (tests fix it).
+	Now func() time.Time
+	// Random is the source of ids and tokens; nil for crypto/rand.
+	Random io.Reader
+}
+
+// App is one function, wired: the service, and for the HTTP functions the
+// API handler behind the API Gateway adapter. Its Handle* methods are what
+// the mains pass to lambda.Start.
+type App struct {
+	fn      Function
+	log     *slog.Logger
+	service *service.Service
+	// httpProxy is nil in the timeout function, which serves no HTTP.
+	httpProxy *httpadapter.HandlerAdapterV2
+}
+
+// NewApp wires fn on deps:
+//   - move: the game API (store, scheduler, async AI trigger); it never
+//     searches itself, so it gets no engine (POST /v1/ai/move is routed to
+//     the ai function and would answer 503 here).
+//   - timeout: the service only (HandleTimeout ends games and re-triggers
+//     a due AI seat).
+//   - ai: the same HTTP API with one engine (a Lambda instance serves one
+//     request at a time) as the third-party searcher and the AI-seat mover,
+//     its table sized from the function's memory.
+func NewApp(cfg Config, deps Deps) (*App, error) {
+	if deps.Store == nil {
+		return nil, fmt.Errorf("lambdafn: %s function: no store", cfg.Function)
+	}
+	log := deps.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	sc := service.Config{
+		Store:        deps.Store,
+		Scheduler:    deps.Scheduler,
+		AITrigger:    deps.AITrigger,
+		Logger:       log,
+		Now:          deps.Now,
+		Random:       deps.Random,
+		PollInterval: PollInterval,
+	}
+	var searcher api.MoveSearcher
+	switch cfg.Function {
+	case Move, Timeout:
+	case AI:
+		pool := aiplayer.NewPool(1, HashMB(cfg.MemoryMB))
+		sc.AIMover = pool
+		searcher = pool
+	default:
+		return nil, fmt.Errorf("lambdafn: unknown function %q", cfg.Function)
+	}
+	svc, err := service.New(sc)
+	if err != nil {
+		return nil, fmt.Errorf("lambdafn: %s function: %w", cfg.Function, err)
+	}
+	app := &App{fn: cfg.Function, log: log, service: svc}
+	if cfg.Function != Timeout {
+		h := api.NewHandler(api.Deps{Games: svc, Searcher: searcher, AIAPIKey: cfg.AIAPIKey, Logger: log})
+		app.httpProxy = httpadapter.NewV2(h)
+	}
+	return app, nil
+}
+
+// Service is the application service the handlers call.
+func (a *App) Service() *service.Service { return a.service }
+
+// NewLogger returns the functions' structured logger: JSON lines on w (Lambda
+// sends stdout to CloudWatch) at level, each tagged with the function.
+func NewLogger(w io.Writer, fn Function, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})).With("function", string(fn))
+}
+
+// FromEnv is a main's whole start-up: configuration from getenv, the AWS SDK
+// configuration (which applies AWS_ENDPOINT_URL_DYNAMODB, _SCHEDULER and
+// _LAMBDA), the DynamoDB store, the EventBridge scheduler, the Lambda AI
+// trigger and the App. Any error here means the function cannot serve.
+func FromEnv(ctx context.Context, fn Function, getenv func(string) string) (*App, error) {
+	cfg, err := LoadConfig(fn, getenv)
+	if err != nil {
+		return nil, err
+	}
+	log := NewLogger(os.Stdout, fn, cfg.LogLevel)
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("lambdafn: %s function: AWS configuration: %w", fn, err)
+	}
+	deps, err := awsDeps(awsCfg, cfg)
+	if err != nil {
+		return nil, err
+	}
+	deps.Logger = log
+	app, err := NewApp(cfg, deps)
+	if err != nil {
+		return nil, err
+	}
+	log.Debug("started", "table", cfg.GamesTable, "scheduleGroup", cfg.Schedule.Group,
+		"aiFunction", cfg.AIFunctionName, "aiKeyRequired", cfg.AIAPIKey != "", "memoryMB", cfg.MemoryMB)
+	return app, nil
+}
+
+// awsDeps builds the AWS adapters fn needs.
+func awsDeps(awsCfg aws.Config, cfg Config) (Deps, error) {
+	var deps Deps
+	store, err := dynamostore.NewFromConfig(awsCfg, cfg.GamesTable)
+	if err != nil {
+		return deps, fmt.Errorf("lambdafn: %s function: %w", cfg.Function, err)
+	}
+	deps.Store = store
+	sched, err := eventbridge.NewFromConfig(awsCfg, cfg.Schedule)
+	if err != nil {
+		return deps, fmt.Errorf("lambdafn: %s function: %w", cfg.Function, err)
+	}
+	deps.Scheduler = sched
+	if cfg.AIFunctionName != "" {
+		trigger, err := lambdainvoke.NewFromConfig(awsCfg, cfg.AIFunctionName)
+		if err != nil {
+			return deps, fmt.Errorf("lambdafn: %s function: %w", cfg.Function, err)
+		}
+		deps.AITrigger = trigger
+	}
+	return deps, nil
+}
+
+// Fatal ends a main whose start-up failed: one JSON log line naming the
+// function and the reason, then exit status 1. Lambda reports the init as
+// failed (Runtime.ExitError) and the line is in the function's log.
+func Fatal(fn Function, err error) {
+	slog.New(slog.NewJSONHandler(os.Stderr, nil)).Error("start-up failed", "function", string(fn), "err", err.Error())
+	os.Exit(1)
+}

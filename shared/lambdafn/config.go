@@ -1,0 +1,181 @@
+// Package lambdafn is the Lambda side of the three functions (move, timeout,
+// ai): their configuration from the environment (SPEC §10), the AWS adapters
+// they are wired to, and the event handlers their thin mains hand to
+// aws-lambda-go. The handlers take the functions' exact input types
+// (events.APIGatewayV2HTTPRequest, service.TimeoutTask, service.AITask), so
+// tests can drive them in-process with the files in events/ and the same code
+// runs under the Lambda runtime.
+package lambdafn
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+
+	"chessapi/shared/aitrigger/lambdainvoke"
+	"chessapi/shared/schedule/eventbridge"
+)
+
+// Function names one of the three Lambda functions.
+type Function string
+
+// The functions of template.yaml.
+const (
+	Move    Function = "move"    // the game HTTP API
+	Timeout Function = "timeout" // target of the deadline schedules
+	AI      Function = "ai"      // POST /v1/ai/move and async AI-seat moves
+)
+
+// Environment variables (SPEC §10). The scheduler's come from its adapter,
+// AI_FUNCTION_NAME from the trigger's.
+const (
+	EnvGamesTable     = "GAMES_TABLE"
+	EnvAIFunctionName = lambdainvoke.EnvFunctionName
+	EnvAIAPIKey       = "AI_API_KEY"
+	EnvLogLevel       = "LOG_LEVEL"
+	// EnvMemoryMB is set by Lambda itself to the function's memory size; the
+	// AI function sizes its transposition table from it.
+	EnvMemoryMB = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"
+)
+
+// required lists, per function, the variables that must be set. AI_API_KEY
+// and LOG_LEVEL are optional everywhere.
+var required = map[Function][]string{
+	Move:    {EnvGamesTable, eventbridge.EnvGroup, eventbridge.EnvRoleARN, eventbridge.EnvTargetARN, EnvAIFunctionName},
+	Timeout: {EnvGamesTable, eventbridge.EnvGroup, eventbridge.EnvRoleARN, eventbridge.EnvTargetARN, EnvAIFunctionName},
+	AI:      {EnvGamesTable, eventbridge.EnvGroup, eventbridge.EnvRoleARN, eventbridge.EnvTargetARN},
+}
+
+// Config is one function's configuration.
+type Config struct {
+	Function   Function
+	GamesTable string
+	Schedule   eventbridge.Config
+	// AIFunctionName is the function invoked asynchronously for AI-seat
+	// moves (move and timeout only).
+	AIFunctionName string
+	// AIAPIKey, when set, is required as x-api-key on POST /v1/ai/move (ai
+	// only).
+	AIAPIKey string
+	LogLevel slog.Level
+	// MemoryMB is the function's memory size as Lambda reports it; 0 when
+	// unknown.
+	MemoryMB int
+}
+
+// ErrConfig is wrapped by every configuration error.
+var ErrConfig = errors.New("configuration")
+
+// ConfigError reports configuration a function cannot start with: the
+// variables that are missing, or one that has a bad value.
+type ConfigError struct {
+	Function Function
+	Missing  []string // required variables that are not set
+	Var      string   // a variable with a bad value
+	Problem  string   // what is wrong with Var
+}
+
+func (e *ConfigError) Error() string {
+	if len(e.Missing) > 0 {
+		return fmt.Sprintf("lambdafn: %s function: required environment variables not set: %s",
+			e.Function, strings.Join(e.Missing, ", "))
+	}
+	return fmt.Sprintf("lambdafn: %s function: %s %s", e.Function, e.Var, e.Problem)
+}
+
+// Unwrap lets errors.Is(err, ErrConfig) match.
+func (e *ConfigError) Unwrap() error { return ErrConfig }
+
+// LoadConfig reads fn's configuration through getenv (os.Getenv in the
+// mains). Every missing required variable is named at once, so one failed
+// start tells the whole story.
+func LoadConfig(fn Function, getenv func(string) string) (Config, error) {
+	need, ok := required[fn]
+	if !ok {
+		return Config{}, fmt.Errorf("lambdafn: unknown function %q", fn)
+	}
+	var missing []string
+	for _, name := range need {
+		if strings.TrimSpace(getenv(name)) == "" {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		return Config{}, &ConfigError{Function: fn, Missing: missing}
+	}
+	cfg := Config{
+		Function:   fn,
+		GamesTable: strings.TrimSpace(getenv(EnvGamesTable)),
+		Schedule: eventbridge.Config{
+			Group:     strings.TrimSpace(getenv(eventbridge.EnvGroup)),
+			RoleARN:   strings.TrimSpace(getenv(eventbridge.EnvRoleARN)),
+			TargetARN: strings.TrimSpace(getenv(eventbridge.EnvTargetARN)),
+		},
+	}
+	switch fn {
+	case Move, Timeout:
+		cfg.AIFunctionName = strings.TrimSpace(getenv(EnvAIFunctionName))
+	case AI:
+		// The key is compared byte for byte; surrounding blanks would be a
+		// key nobody can send, so they are a configuration mistake.
+		cfg.AIAPIKey = getenv(EnvAIAPIKey)
+		if cfg.AIAPIKey != strings.TrimSpace(cfg.AIAPIKey) {
+			return Config{}, &ConfigError{Function: fn, Var: EnvAIAPIKey, Problem: "has leading or trailing blanks"}
+		}
+	}
+	level, err := ParseLogLevel(getenv(EnvLogLevel))
+	if err != nil {
+		return Config{}, &ConfigError{Function: fn, Var: EnvLogLevel, Problem: err.Error()}
+	}
+	cfg.LogLevel = level
+	if v := getenv(EnvMemoryMB); v != "" {
+		mb, err := strconv.Atoi(v)
+		if err != nil || mb <= 0 {
+			return Config{}, &ConfigError{Function: fn, Var: EnvMemoryMB, Problem: fmt.Sprintf("= %q is not a positive whole number of MB", v)}
+		}
+		cfg.MemoryMB = mb
+	}
+	return cfg, nil
+}
+
+// ParseLogLevel reads LOG_LEVEL: DEBUG, INFO, WARN or ERROR in any case,
+// INFO when empty.
+func ParseLogLevel(s string) (slog.Level, error) {
+	switch strings.ToUpper(strings.TrimSpace(s)) {
+	case "", "INFO":
+		return slog.LevelInfo, nil
+	case "DEBUG":
+		return slog.LevelDebug, nil
+	case "WARN", "WARNING":
+		return slog.LevelWarn, nil
+	case "ERROR":
+		return slog.LevelError, nil
+	}
+	return 0, fmt.Errorf("= %q is not one of DEBUG, INFO, WARN, ERROR", s)
+}
+
+// Transposition table sizing for the AI function: a quarter of the
+// function's memory, as a power of two (the table rounds down to one
+// anyway), within these bounds. 1769 MB (the template's AI function) gives
+// 256 MB; the rest is for the Go heap, the runtime and the search stacks.
+const (
+	minHashMB     = 16
+	maxHashMB     = 1024
+	defaultHashMB = 64 // when Lambda does not say (never on Lambda itself)
+)
+
+// HashMB is the transposition table size for a function with memoryMB of
+// memory (0: unknown).
+func HashMB(memoryMB int) int {
+	if memoryMB <= 0 {
+		return defaultHashMB
+	}
+	quarter := memoryMB / 4
+	mb := minHashMB
+	for mb*2 <= quarter && mb*2 <= maxHashMB {
+		mb *= 2
+	}
+	return mb
+}

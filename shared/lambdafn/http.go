@@ -1,0 +1,126 @@
+package lambdafn
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"runtime/debug"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+// defaultStage is the HTTP API stage whose URLs carry no stage prefix.
+const defaultStage = "$default"
+
+// HandleHTTP answers one API Gateway HTTP API (payload 2.0) request through
+// the API handler. It always answers HTTP: the error result is always nil,
+// because a Lambda error would reach the client as API Gateway's bare 500
+// "Internal Server Error" instead of the API's JSON error. A request the
+// adapter cannot turn into an http.Request is the caller's fault (400); a
+// response it cannot build is ours (500), or 503 when the function ran out
+// of time.
+func (a *App) HandleHTTP(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (resp events.APIGatewayV2HTTPResponse, _ error) {
+	if a.httpProxy == nil {
+		a.log.Error("HTTP event sent to a function that serves no HTTP", "routeKey", ev.RouteKey)
+		return errorResponse(http.StatusInternalServerError, "internal", msgInternal), nil
+	}
+	defer func() {
+		// The API handler recovers its own panics; this catches the
+		// adapter's, so even those become an HTTP answer.
+		if v := recover(); v != nil {
+			a.log.Error("panic in the API Gateway adapter", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			resp = errorResponse(http.StatusInternalServerError, "internal", msgInternal)
+		}
+	}()
+	ev = StripStage(ev)
+	if code, msg := checkRequest(ev); code != "" {
+		a.log.Info("malformed API Gateway request", "routeKey", ev.RouteKey, "path", ev.RawPath, "code", code)
+		return errorResponse(http.StatusBadRequest, code, msg), nil
+	}
+	resp, err := a.httpProxy.ProxyWithContext(ctx, ev)
+	if err != nil {
+		// The handler wrote nothing: it stops answering only when the
+		// request's context is done (here: the function's deadline).
+		if ctx.Err() != nil {
+			a.log.Warn("request ran out of time", "routeKey", ev.RouteKey, "err", ctx.Err())
+			return errorResponse(http.StatusServiceUnavailable, "unavailable", msgUnavailable), nil
+		}
+		a.log.Error("API Gateway adapter failed", "routeKey", ev.RouteKey, "err", err)
+		return errorResponse(http.StatusInternalServerError, "internal", msgInternal), nil
+	}
+	return resp, nil
+}
+
+// StripStage removes a named stage from the front of the request's path: an
+// HTTP API's rawPath carries it ("/prod/v1/health" on stage "prod") while the
+// routes do not. The $default stage has no prefix. Only a whole leading
+// segment is removed ("/production/..." keeps its path on stage "prod").
+func StripStage(ev events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPRequest {
+	stage := ev.RequestContext.Stage
+	if stage == "" || stage == defaultStage {
+		return ev
+	}
+	prefix := "/" + stage
+	strip := func(p string) string {
+		if p == prefix {
+			return "/"
+		}
+		if rest, ok := strings.CutPrefix(p, prefix+"/"); ok {
+			return "/" + rest
+		}
+		return p
+	}
+	ev.RawPath = strip(ev.RawPath)
+	ev.RequestContext.HTTP.Path = strip(ev.RequestContext.HTTP.Path)
+	return ev
+}
+
+// checkRequest finds what would make the adapter fail to build the
+// http.Request from the client's input: a body that is not the base64 it
+// claims to be, or a path and query that are not a valid request URI.
+func checkRequest(ev events.APIGatewayV2HTTPRequest) (code, message string) {
+	if ev.IsBase64Encoded {
+		if _, err := base64.StdEncoding.DecodeString(ev.Body); err != nil {
+			return "invalid_body", msgBadBody
+		}
+	}
+	path := ev.RawPath
+	if path == "" {
+		path = ev.RequestContext.HTTP.Path
+	}
+	if !strings.HasPrefix(path, "/") {
+		path = "/" + path
+	}
+	uri := path
+	if ev.RawQueryString != "" {
+		uri += "?" + ev.RawQueryString
+	}
+	if _, err := url.ParseRequestURI(uri); err != nil {
+		return "invalid_path", msgBadPath
+	}
+	return "", ""
+}
+
+// Messages of the errors answered here rather than by the API handler, in
+// its words (Korean, as every message of the API).
+const (
+	msgInternal    = "서버에 문제가 생겼어요. 잠시 후 다시 시도해 주세요"
+	msgUnavailable = "지금은 요청을 처리할 수 없어요. 잠시 후 다시 시도해 주세요"
+	msgBadBody     = "요청 본문을 읽을 수 없어요"
+	msgBadPath     = "요청 주소를 읽을 수 없어요"
+)
+
+// errorResponse is the API's JSON error {"error":{"code","message"}}.
+func errorResponse(status int, code, message string) events.APIGatewayV2HTTPResponse {
+	// Marshalling a map of strings cannot fail.
+	body, _ := json.Marshal(map[string]any{"error": map[string]string{"code": code, "message": message}})
+	return events.APIGatewayV2HTTPResponse{
+		StatusCode: status,
+		Headers:    map[string]string{"Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-store"},
+		Body:       string(body),
+	}
+}

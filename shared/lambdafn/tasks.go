@@ -1,0 +1,136 @@
+package lambdafn
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"chessapi/shared/service"
+)
+
+// ErrBadTask is wrapped by the error for a task input that is not a valid
+// service.TimeoutTask or service.AITask. Only our own scheduler and trigger
+// send these, so a bad one is a bug: it fails loudly (a Lambda error, seen
+// in the function's Errors metric) rather than being dropped in silence.
+var ErrBadTask = errors.New("invalid task")
+
+// ErrUnknownEvent is returned by HandleAI for input that is neither an API
+// Gateway request nor an AI task.
+var ErrUnknownEvent = errors.New("event is neither an HTTP API request nor an AI task")
+
+// HandleTimeout runs a deadline schedule's delivery. Deliveries are at least
+// once and may be early or stale; the service decides from the stored game
+// (a no-op then). An error is returned whenever the work could not be done,
+// so EventBridge Scheduler delivers again.
+func (a *App) HandleTimeout(ctx context.Context, task service.TimeoutTask) error {
+	if err := checkTimeoutTask(task); err != nil {
+		a.log.Error("timeout task rejected", "task", task, "err", err)
+		return err
+	}
+	start := time.Now()
+	log := a.log.With("game", task.GameID, "version", task.Version, "deadline", task.Deadline)
+	if err := a.service.HandleTimeout(ctx, task); err != nil {
+		log.Error("timeout task failed; the scheduler will deliver it again", "err", err, "ms", time.Since(start).Milliseconds())
+		return fmt.Errorf("timeout of game %s version %d: %w", task.GameID, task.Version, err)
+	}
+	// late is how long after the deadline the schedule fired (negative:
+	// early, and nothing was due).
+	log.Info("timeout task handled", "lateMs", start.Sub(task.Deadline).Milliseconds(), "ms", time.Since(start).Milliseconds())
+	return nil
+}
+
+func checkTimeoutTask(task service.TimeoutTask) error {
+	if task.GameID == "" || task.Version < 1 || task.Deadline.IsZero() {
+		return fmt.Errorf("%w: timeout task needs gameId, version >= 1 and deadline (got %+v)", ErrBadTask, task)
+	}
+	return nil
+}
+
+// HandleAI serves the ai function's two inputs, told apart by their shape:
+// an API Gateway HTTP API request (POST /v1/ai/move, answered like
+// HandleHTTP) or the asynchronous AI-seat trigger, a service.AITask. For a
+// task the result is null; its error makes Lambda retry the invocation.
+func (a *App) HandleAI(ctx context.Context, raw json.RawMessage) (any, error) {
+	switch kindOf(raw) {
+	case kindHTTP:
+		var ev events.APIGatewayV2HTTPRequest
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			// The shape said HTTP but a field has the wrong type: a broken
+			// integration, not a client (API Gateway builds this JSON).
+			a.log.Error("undecodable API Gateway event", "err", err)
+			return nil, fmt.Errorf("lambdafn: API Gateway event: %w", err)
+		}
+		return a.HandleHTTP(ctx, ev)
+	case kindAITask:
+		task, err := decodeAITask(raw)
+		if err != nil {
+			a.log.Error("AI task rejected", "err", err)
+			return nil, err
+		}
+		return nil, a.playAITurn(ctx, task)
+	}
+	a.log.Error("unrecognised event", "bytes", len(raw))
+	return nil, ErrUnknownEvent
+}
+
+func (a *App) playAITurn(ctx context.Context, task service.AITask) error {
+	start := time.Now()
+	log := a.log.With("game", task.GameID, "version", task.Version)
+	if err := a.service.PlayAITurn(ctx, task); err != nil {
+		log.Error("AI turn failed", "err", err, "ms", time.Since(start).Milliseconds())
+		return fmt.Errorf("AI turn of game %s version %d: %w", task.GameID, task.Version, err)
+	}
+	log.Info("AI task handled", "ms", time.Since(start).Milliseconds())
+	return nil
+}
+
+type eventKind int
+
+const (
+	kindUnknown eventKind = iota
+	kindHTTP
+	kindAITask
+)
+
+// kindOf tells an API Gateway payload 2.0 request (it always has routeKey
+// and requestContext) from an AI task (gameId and version, nothing else).
+func kindOf(raw []byte) eventKind {
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &probe); err != nil {
+		return kindUnknown
+	}
+	_, route := probe["routeKey"]
+	_, reqCtx := probe["requestContext"]
+	_, game := probe["gameId"]
+	switch {
+	case route || reqCtx:
+		return kindHTTP
+	case game:
+		return kindAITask
+	}
+	return kindUnknown
+}
+
+// decodeAITask decodes a task strictly: an unknown field means the sender
+// and this function disagree about the format.
+func decodeAITask(raw []byte) (service.AITask, error) {
+	var task service.AITask
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&task); err != nil {
+		return task, fmt.Errorf("%w: AI task: %w", ErrBadTask, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return task, fmt.Errorf("%w: AI task: more than one JSON value", ErrBadTask)
+	}
+	if task.GameID == "" || task.Version < 1 {
+		return task, fmt.Errorf("%w: AI task needs gameId and version >= 1 (got %+v)", ErrBadTask, task)
+	}
+	return task, nil
+}
