@@ -238,11 +238,10 @@ func repetitionKey(fen string) string {
 func (s *State) settleRequestsAfterMove(mover chess.Color, t int64, events *[]Event) {
 	if p := s.Undo.Pending; p != nil {
 		typ := EventUndoDeclined
-		actor := mover
 		if p.By == mover {
 			typ = EventUndoCancelled
 		}
-		*events = append(*events, Event{Type: typ, Color: actor.String(), At: t, Plies: p.Plies, Auto: true})
+		*events = append(*events, Event{Type: typ, Color: mover.String(), At: t, Plies: p.Plies, Auto: true})
 		s.Undo.Pending = nil
 	}
 	if by := s.Draw.PendingBy; by != nil && *by != mover {
@@ -261,11 +260,12 @@ func (s *State) endChecks(child *chess.Position, mover chess.Color, key string, 
 	auto := s.Options.DrawMode == DrawAuto
 	halfmove := child.HalfmoveClock()
 	reps := s.Repetition[key]
+	noMoves := child.CountMoves() == 0
 	switch {
-	case child.CountMoves() == 0 && child.InCheck():
+	case noMoves && child.InCheck():
 		*events = append(*events, Event{Type: EventCheckmate, Color: mover.String(), At: t, Ply: ply})
 		s.finish(colorPtr(mover), ReasonCheckmate, t, events)
-	case child.CountMoves() == 0:
+	case noMoves:
 		*events = append(*events, Event{Type: EventStalemate, Color: mover.String(), At: t, Ply: ply})
 		s.finish(nil, ReasonStalemate, t, events)
 	case child.InsufficientMaterial():

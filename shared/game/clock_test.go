@@ -116,3 +116,13 @@ func TestSetPresence(t *testing.T) {
 		t.Error("reconnecting after the grace ran out changed the game; the timeout comes first")
 	}
 }
+
+func TestSetPresenceIgnoresAISeats(t *testing.T) {
+	s, _, err := New(NewGame{GameID: "g", Options: opts(t, `{"colorAssignment":"hostWhite"}`), Host: Player{ID: "h"}, AI: "max"}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := SetPresence(s, black, false, at(1000)); ok {
+		t.Error("SetPresence changed the AI seat")
+	}
+}

@@ -716,6 +716,15 @@ func TestUndo(t *testing.T) {
 			t.Errorf("offer while a request is pending: %v; want request_pending", err)
 		}
 	})
+	t.Run("the requester moving withdraws it", func(t *testing.T) {
+		s := newGame(t, DefaultOptions())
+		s = play(t, s, 1000, "e2e4", "e7e5")
+		s, _ = mustApply(t, s, white, Action{Type: ActionRequestUndo}, at(3000))
+		s, events := mustApply(t, s, white, moveAction("g1f3"), at(4000))
+		if s.Undo.Pending != nil || !hasEvent(events, EventUndoCancelled) || s.Undo.UsedBy[white] != 0 {
+			t.Errorf("pending %+v events %v used %v; want it withdrawn, nothing used", s.Undo.Pending, events, s.Undo.UsedBy)
+		}
+	})
 	t.Run("the asked side moving declines it", func(t *testing.T) {
 		s := newGame(t, DefaultOptions())
 		s = play(t, s, 1000, "e2e4")

@@ -27,16 +27,6 @@ const (
 	PhaseFinished Phase = "finished" // Result is set
 )
 
-func (p Phase) rank() int {
-	switch p {
-	case PhaseWaiting:
-		return 0
-	case PhasePlaying:
-		return 1
-	}
-	return 2
-}
-
 // Reason is why a game ended (seeds/000 §8.6).
 type Reason string
 
