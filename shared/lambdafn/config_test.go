@@ -1,0 +1,158 @@
+package lambdafn
+
+import (
+	"errors"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+
+	"chessapi/shared/schedule/eventbridge"
+)
+
+// fullEnv is every variable any function reads, as the template sets them.
+var fullEnv = map[string]string{
+	"GAMES_TABLE":          "chessapi-games",
+	"SCHEDULE_GROUP":       "chessapi-deadlines",
+	"SCHEDULER_ROLE_ARN":   "arn:aws:iam::123456789012:role/chessapi-scheduler",
+	"TIMEOUT_FUNCTION_ARN": "arn:aws:lambda:eu-central-1:123456789012:function:chessapi-timeout",
+	"AI_FUNCTION_NAME":     "chessapi-ai",
+	"AI_API_KEY":           "partner-key",
+	"LOG_LEVEL":            "DEBUG",
+}
+
+// envWith is fullEnv with changes; an empty value unsets the variable.
+func envWith(changes map[string]string) func(string) string {
+	env := map[string]string{}
+	for k, v := range fullEnv {
+		env[k] = v
+	}
+	for k, v := range changes {
+		if v == "" {
+			delete(env, k)
+		} else {
+			env[k] = v
+		}
+	}
+	return func(k string) string { return env[k] }
+}
+
+func TestLoadConfig(t *testing.T) {
+	schedule := eventbridge.Config{
+		Group:     "chessapi-deadlines",
+		RoleARN:   "arn:aws:iam::123456789012:role/chessapi-scheduler",
+		TargetARN: "arn:aws:lambda:eu-central-1:123456789012:function:chessapi-timeout",
+	}
+	tests := []struct {
+		name    string
+		fn      Function
+		changes map[string]string
+		want    Config
+	}{
+		{"move", Move, nil, Config{Function: Move, GamesTable: "chessapi-games", Schedule: schedule,
+			AIFunctionName: "chessapi-ai", LogLevel: slog.LevelDebug}},
+		{"timeout", Timeout, map[string]string{"LOG_LEVEL": "warn"}, Config{Function: Timeout, GamesTable: "chessapi-games",
+			Schedule: schedule, AIFunctionName: "chessapi-ai", LogLevel: slog.LevelWarn}},
+		{"ai reads the key, not the AI function", AI, map[string]string{"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "1769"},
+			Config{Function: AI, GamesTable: "chessapi-games", Schedule: schedule, AIAPIKey: "partner-key",
+				LogLevel: slog.LevelDebug, MemoryMB: 1769}},
+		{"ai without key or AI function, LOG_LEVEL unset", AI, map[string]string{"AI_API_KEY": "", "AI_FUNCTION_NAME": "", "LOG_LEVEL": ""},
+			Config{Function: AI, GamesTable: "chessapi-games", Schedule: schedule, LogLevel: slog.LevelInfo}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := LoadConfig(tt.fn, envWith(tt.changes))
+			if err != nil {
+				t.Fatalf("LoadConfig(%s) error: %v", tt.fn, err)
+			}
+			if got != tt.want {
+				t.Errorf("LoadConfig(%s) = %+v; want %+v", tt.fn, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestLoadConfigErrors(t *testing.T) {
+	tests := []struct {
+		name        string
+		fn          Function
+		changes     map[string]string
+		wantMissing []string
+		wantVar     string
+	}{
+		{"move without table", Move, map[string]string{"GAMES_TABLE": ""}, []string{"GAMES_TABLE"}, ""},
+		{"blank counts as missing", Timeout, map[string]string{"GAMES_TABLE": "  "}, []string{"GAMES_TABLE"}, ""},
+		{"all missing named at once", Move, map[string]string{"GAMES_TABLE": "", "SCHEDULE_GROUP": "", "AI_FUNCTION_NAME": ""},
+			[]string{"GAMES_TABLE", "SCHEDULE_GROUP", "AI_FUNCTION_NAME"}, ""},
+		{"timeout needs the AI function", Timeout, map[string]string{"AI_FUNCTION_NAME": ""}, []string{"AI_FUNCTION_NAME"}, ""},
+		{"ai needs the scheduler", AI, map[string]string{"SCHEDULER_ROLE_ARN": "", "TIMEOUT_FUNCTION_ARN": ""},
+			[]string{"SCHEDULER_ROLE_ARN", "TIMEOUT_FUNCTION_ARN"}, ""},
+		{"bad log level", Move, map[string]string{"LOG_LEVEL": "loud"}, nil, "LOG_LEVEL"},
+		{"bad memory size", AI, map[string]string{"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "lots"}, nil, "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"},
+		{"key with blanks", AI, map[string]string{"AI_API_KEY": "key "}, nil, "AI_API_KEY"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := LoadConfig(tt.fn, envWith(tt.changes))
+			var ce *ConfigError
+			if !errors.As(err, &ce) || !errors.Is(err, ErrConfig) {
+				t.Fatalf("LoadConfig(%s) = %+v, %v; want a *ConfigError", tt.fn, got, err)
+			}
+			if !slices.Equal(ce.Missing, tt.wantMissing) || ce.Var != tt.wantVar {
+				t.Errorf("LoadConfig(%s) error = %+v; want missing %v, var %q", tt.fn, ce, tt.wantMissing, tt.wantVar)
+			}
+			msg := err.Error()
+			if strings.Contains(msg, "\n") || !strings.Contains(msg, string(tt.fn)) {
+				t.Errorf("error %q: want one line naming the %s function", msg, tt.fn)
+			}
+			for _, name := range append(tt.wantMissing, tt.wantVar) {
+				if !strings.Contains(msg, name) {
+					t.Errorf("error %q does not name %s", msg, name)
+				}
+			}
+		})
+	}
+	if _, err := LoadConfig("billing", envWith(nil)); err == nil {
+		t.Error(`LoadConfig("billing") = nil error; want one for an unknown function`)
+	}
+}
+
+func TestParseLogLevel(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    slog.Level
+		wantErr bool
+	}{
+		{"", slog.LevelInfo, false},
+		{"INFO", slog.LevelInfo, false},
+		{"debug", slog.LevelDebug, false},
+		{" Warn ", slog.LevelWarn, false},
+		{"WARNING", slog.LevelWarn, false},
+		{"ERROR", slog.LevelError, false},
+		{"TRACE", 0, true},
+		{"INFO+2", 0, true},
+	}
+	for _, tt := range tests {
+		got, err := ParseLogLevel(tt.in)
+		if (err != nil) != tt.wantErr || err == nil && got != tt.want {
+			t.Errorf("ParseLogLevel(%q) = %v, %v; want %v (error: %v)", tt.in, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+func TestHashMB(t *testing.T) {
+	tests := []struct{ memoryMB, want int }{
+		{0, 64},  // unknown: the engine's default
+		{32, 16}, // floor
+		{128, 32},
+		{512, 128},  // the move function's size
+		{1769, 256}, // the template's AI function
+		{3008, 512},
+		{10240, 1024}, // Lambda's maximum: capped
+	}
+	for _, tt := range tests {
+		if got := HashMB(tt.memoryMB); got != tt.want {
+			t.Errorf("HashMB(%d) = %d; want %d", tt.memoryMB, got, tt.want)
+		}
+	}
+}
