@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -122,9 +123,8 @@ func longGame(t testing.TB, plies int) *State {
 	return s
 }
 
-func fmtID(ply int) string {
-	return "0f1e2d3c-4b5a-6978-8796-" + strings.Repeat("a", 8) + string(rune('0'+ply%10)) + "0000"
-}
+// fmtID returns a UUID-shaped request id, unique per ply.
+func fmtID(ply int) string { return fmt.Sprintf("%08x-4b5a-4978-8796-%012x", ply, ply*7919) }
 
 func TestDecodeErrors(t *testing.T) {
 	good, err := Encode(play(t, newGame(t, DefaultOptions()), 1000, "e2e4"))
