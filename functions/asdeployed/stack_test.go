@@ -1,0 +1,380 @@
+package asdeployed
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	dbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/scheduler"
+
+	"chessapi/deploy"
+	"chessapi/infra/emulator"
+	"chessapi/infra/rie"
+	"chessapi/shared/game"
+	"chessapi/shared/service"
+	"chessapi/shared/store/dynamostore"
+)
+
+// The functions' names and ARNs as the template makes them for a stack
+// named "chessapi" (the ARNs only need to look right: moto stores them and
+// the invokes go to the recorder).
+const (
+	stackName       = "chessapi"
+	scheduleGroup   = stackName + "-deadlines"
+	schedulerRole   = "arn:aws:iam::123456789012:role/chessapi-SchedulerInvokeRole"
+	timeoutFunction = "arn:aws:lambda:us-east-1:123456789012:function:chessapi-timeout"
+	aiFunction      = stackName + "-ai"
+)
+
+// functionSpec is how the template configures one function.
+type functionSpec struct {
+	name     string // package under ./functions
+	memoryMB int
+	timeout  time.Duration
+}
+
+var (
+	moveSpec    = functionSpec{"move", 512, 28 * time.Second}
+	timeoutSpec = functionSpec{"timeout", 256, 10 * time.Second}
+	aiSpec      = functionSpec{"ai", 1769, 15 * time.Second}
+)
+
+// Built once per test binary: building is the slow part.
+var (
+	buildOnce sync.Once
+	buildDir  string
+	buildErr  error
+	bootstrap = map[string]string{} // function -> bootstrap path
+	emuPath   string
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+// buildFunctions installs the pinned emulator and builds the three
+// bootstraps with the Makefile's flags for this machine.
+func buildFunctions(t testing.TB) {
+	t.Helper()
+	buildOnce.Do(func() {
+		ctx := context.Background()
+		var root string
+		if root, buildErr = rie.ModuleRoot("."); buildErr != nil {
+			return
+		}
+		if emuPath, buildErr = rie.EnsureEmulator(ctx, root); buildErr != nil {
+			return
+		}
+		if buildDir, buildErr = os.MkdirTemp("", "asdeployed-"); buildErr != nil {
+			return
+		}
+		for _, fn := range []string{"move", "timeout", "ai"} {
+			dir := filepath.Join(buildDir, fn)
+			if buildErr = os.Mkdir(dir, 0o755); buildErr != nil {
+				return
+			}
+			var bin string
+			if bin, buildErr = rie.BuildBootstrap(ctx, root, "./functions/"+fn, dir); buildErr != nil {
+				return
+			}
+			bootstrap[fn] = bin
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("building the functions: %v", buildErr)
+	}
+}
+
+// stack is the deployed service, locally: moto for DynamoDB and the
+// scheduler, a recorder standing in for Lambda's Invoke API, and the
+// functions under the emulator.
+type stack struct {
+	moto    string
+	table   string
+	db      *dynamodb.Client
+	sched   *scheduler.Client
+	store   *dynamostore.Store
+	invokes *invokeRecorder
+}
+
+func newStack(t testing.TB) *stack {
+	t.Helper()
+	buildFunctions(t)
+	s := &stack{moto: emulator.StartMoto(t), invokes: &invokeRecorder{}}
+	s.table = emulator.NewGamesTable(t, s.moto)
+	cfg := emulator.Config(s.moto)
+	s.db = dynamodb.NewFromConfig(cfg)
+	s.sched = scheduler.NewFromConfig(cfg)
+	ctx := context.Background()
+	if _, err := s.sched.CreateScheduleGroup(ctx, &scheduler.CreateScheduleGroupInput{Name: aws.String(scheduleGroup)}); err != nil {
+		t.Fatalf("CreateScheduleGroup: %v", err)
+	}
+	store, err := dynamostore.New(s.db, s.table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.store = store
+	srv := httptest.NewServer(s.invokes)
+	t.Cleanup(srv.Close)
+	s.invokes.url = srv.URL
+	return s
+}
+
+// env is a function's environment as the template sets it (SPEC §10), with
+// the SDK's endpoint overrides pointing at the emulators and dummy
+// credentials (Lambda provides real ones through the same variables).
+func (s *stack) env(spec functionSpec) map[string]string {
+	env := map[string]string{
+		"GAMES_TABLE":                s.table,
+		"LOG_LEVEL":                  "DEBUG",
+		"SCHEDULE_GROUP":             scheduleGroup,
+		"SCHEDULER_ROLE_ARN":         schedulerRole,
+		"TIMEOUT_FUNCTION_ARN":       timeoutFunction,
+		"AWS_REGION":                 emulator.Region,
+		"AWS_ACCESS_KEY_ID":          "test",
+		"AWS_SECRET_ACCESS_KEY":      "test",
+		"AWS_ENDPOINT_URL_DYNAMODB":  s.moto,
+		"AWS_ENDPOINT_URL_SCHEDULER": s.moto,
+		"AWS_ENDPOINT_URL_LAMBDA":    s.invokes.url,
+	}
+	switch spec.name {
+	case "move", "timeout":
+		env["AI_FUNCTION_NAME"] = aiFunction
+	case "ai":
+		env["AI_API_KEY"] = deploy.SampleAIAPIKey
+	}
+	return env
+}
+
+// start runs a function under the emulator with env; it stops with the test.
+func start(t testing.TB, spec functionSpec, env map[string]string) *rie.Function {
+	t.Helper()
+	f, err := rie.Start(context.Background(), rie.Options{
+		Emulator:     emuPath,
+		Bootstrap:    bootstrap[spec.name],
+		FunctionName: stackName + "-" + spec.name,
+		Timeout:      spec.timeout,
+		MemoryMB:     spec.memoryMB,
+		Env:          env,
+	})
+	if err != nil {
+		t.Fatalf("start %s: %v", spec.name, err)
+	}
+	t.Cleanup(func() {
+		if err := f.Close(); err != nil {
+			t.Errorf("stop %s: %v", spec.name, err)
+		}
+	})
+	return f
+}
+
+// invoke sends payload and fails the test on a transport error or a
+// function error.
+func invoke(t testing.TB, f *rie.Function, what string, payload []byte) rie.Result {
+	t.Helper()
+	res, err := f.Invoke(context.Background(), payload)
+	if err != nil {
+		t.Fatalf("invoke %s: %v\nemulator log:\n%s", what, err, strings.Join(f.Logs(), "\n"))
+	}
+	if res.FunctionError != nil {
+		t.Fatalf("invoke %s: function error %v\nlog:\n%s", what, res.FunctionError, strings.Join(res.Logs, "\n"))
+	}
+	return res
+}
+
+// invokeHTTP sends an API Gateway event and decodes the proxy response.
+func invokeHTTP(t testing.TB, f *rie.Function, what string, payload []byte) (events.APIGatewayV2HTTPResponse, rie.Result) {
+	t.Helper()
+	res := invoke(t, f, what, payload)
+	var resp events.APIGatewayV2HTTPResponse
+	if err := json.Unmarshal(res.Payload, &resp); err != nil || resp.StatusCode == 0 {
+		t.Fatalf("invoke %s: payload %s is not an HTTP API response (%v)", what, res.Payload, err)
+	}
+	return resp, res
+}
+
+// recordedInvoke is one Lambda Invoke call the functions made.
+type recordedInvoke struct {
+	Function       string
+	InvocationType string
+	Payload        []byte
+}
+
+// invokeRecorder stands in for the Lambda Invoke API
+// (POST /2015-03-31/functions/{name}/invocations): it records the call and
+// accepts it as Lambda accepts an asynchronous invoke (202). The test then
+// replays the payload into the AI function, as Lambda would.
+type invokeRecorder struct {
+	url   string
+	mu    sync.Mutex
+	calls []recordedInvoke
+}
+
+var invokePath = regexp.MustCompile(`^/2015-03-31/functions/([^/]+)/invocations$`)
+
+func (r *invokeRecorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	m := invokePath.FindStringSubmatch(req.URL.EscapedPath())
+	if req.Method != http.MethodPost || m == nil {
+		http.Error(w, `{"message":"not the Invoke API"}`, http.StatusNotFound)
+		return
+	}
+	name, err := url.PathUnescape(m[1])
+	body, readErr := io.ReadAll(req.Body)
+	if err != nil || readErr != nil {
+		http.Error(w, `{"message":"bad request"}`, http.StatusBadRequest)
+		return
+	}
+	r.mu.Lock()
+	r.calls = append(r.calls, recordedInvoke{Function: name, InvocationType: req.Header.Get("X-Amz-Invocation-Type"), Payload: body})
+	r.mu.Unlock()
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// take returns the calls recorded so far and forgets them.
+func (r *invokeRecorder) take() []recordedInvoke {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	calls := r.calls
+	r.calls = nil
+	return calls
+}
+
+// loadEvents reads events/ (strictly decoded into each handler's input type).
+func loadEvents(t testing.TB) map[string]deploy.Event {
+	t.Helper()
+	evs, err := deploy.LoadEvents(filepath.Join("..", "..", "events"))
+	if err != nil {
+		t.Fatalf("deploy.LoadEvents: %v", err)
+	}
+	byName := map[string]deploy.Event{}
+	for _, ev := range evs {
+		byName[ev.Name] = ev
+	}
+	return byName
+}
+
+// hashToken is how the service stores seat tokens (hex SHA-256).
+func hashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// sampleGame builds the events' sample game (deploy.SampleGameID, white's
+// seat deploy.SampleWhiteToken) created at `at`: against the AI at aiLevel,
+// or, with aiLevel "", human against human with black deploy.SampleBlackToken.
+func sampleGame(t testing.TB, aiLevel string, at time.Time) *game.State {
+	t.Helper()
+	opts, err := game.ParseOptions(json.RawMessage(`{"timeControl":"10+5","drawMode":"fide","colorAssignment":"hostWhite"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	white := game.Player{ID: "sample-white", Name: "White", TokenHash: hashToken(deploy.SampleWhiteToken)}
+	st, _, err := game.New(game.NewGame{GameID: deploy.SampleGameID, Options: opts, Host: white, AI: aiLevel, Seed: 1}, at)
+	if err != nil {
+		t.Fatalf("game.New: %v", err)
+	}
+	if aiLevel == "" {
+		black := game.Player{ID: "sample-black", Name: "Black", TokenHash: hashToken(deploy.SampleBlackToken)}
+		if st, _, err = game.Join(st, black, at); err != nil {
+			t.Fatalf("game.Join: %v", err)
+		}
+	}
+	return st
+}
+
+// put replaces the sample game in the table with st (the tests reuse the
+// events' fixed game id for several scenarios).
+func (s *stack) put(t testing.TB, st *game.State) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName: aws.String(s.table),
+		Key:       map[string]dbtypes.AttributeValue{dynamostore.KeyAttribute: &dbtypes.AttributeValueMemberS{Value: st.GameID}},
+	}); err != nil {
+		t.Fatalf("DeleteItem(%s): %v", st.GameID, err)
+	}
+	data, err := game.Encode(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := service.GameRecord{GameID: st.GameID, Version: st.Version, StateVersion: st.StateVersion, State: data}
+	if d, ok := game.Deadline(st); ok {
+		rec.Deadline = d
+	}
+	if err := s.store.Create(ctx, rec); err != nil {
+		t.Fatalf("store.Create(%s): %v", st.GameID, err)
+	}
+}
+
+// game reads a game back from the table through the store adapter.
+func (s *stack) game(t testing.TB, gameID string) (service.GameRecord, *game.State) {
+	t.Helper()
+	rec, err := s.store.Get(context.Background(), gameID)
+	if err != nil {
+		t.Fatalf("store.Get(%s): %v", gameID, err)
+	}
+	st, err := game.Decode(rec.State)
+	if err != nil {
+		t.Fatalf("game.Decode(%s): %v", gameID, err)
+	}
+	return rec, st
+}
+
+// withGame rewrites an HTTP event of the sample game for another game and
+// seat token (the create events make games with random ids).
+func withGame(t testing.TB, ev deploy.Event, gameID, token string) []byte {
+	t.Helper()
+	var req events.APIGatewayV2HTTPRequest
+	if err := json.Unmarshal(ev.Raw, &req); err != nil {
+		t.Fatal(err)
+	}
+	req.RawPath = strings.Replace(req.RawPath, deploy.SampleGameID, gameID, 1)
+	req.RequestContext.HTTP.Path = strings.Replace(req.RequestContext.HTTP.Path, deploy.SampleGameID, gameID, 1)
+	req.PathParameters = map[string]string{"id": gameID}
+	if token != "" {
+		req.Headers["authorization"] = "Bearer " + token
+	}
+	out, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// moveEvent is action-move-from-to.json turned into another seat's move.
+func moveEvent(t testing.TB, ev deploy.Event, token, uci, requestID string) []byte {
+	t.Helper()
+	var req events.APIGatewayV2HTTPRequest
+	if err := json.Unmarshal(ev.Raw, &req); err != nil {
+		t.Fatal(err)
+	}
+	req.Body = fmt.Sprintf(`{"type":"move","payload":{"uci":%q},"requestId":%q}`, uci, requestID)
+	req.Headers["content-length"] = fmt.Sprint(len(req.Body))
+	req.Headers["authorization"] = "Bearer " + token
+	out, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
