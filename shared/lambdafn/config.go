@@ -114,6 +114,15 @@ func LoadConfig(fn Function, getenv func(string) string) (Config, error) {
 			TargetARN: strings.TrimSpace(getenv(eventbridge.EnvTargetARN)),
 		},
 	}
+	// Checked here as well as by the scheduler adapter, so that the mistake
+	// is reported before any AWS client is made.
+	for _, v := range []struct{ name, value string }{
+		{eventbridge.EnvRoleARN, cfg.Schedule.RoleARN}, {eventbridge.EnvTargetARN, cfg.Schedule.TargetARN},
+	} {
+		if !strings.HasPrefix(v.value, "arn:") {
+			return Config{}, &ConfigError{Function: fn, Var: v.name, Problem: fmt.Sprintf("= %q is not an ARN", v.value)}
+		}
+	}
 	switch fn {
 	case Move, Timeout:
 		cfg.AIFunctionName = strings.TrimSpace(getenv(EnvAIFunctionName))

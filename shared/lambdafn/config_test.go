@@ -1,6 +1,7 @@
 package lambdafn
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"slices"
@@ -90,6 +91,8 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"bad log level", Move, map[string]string{"LOG_LEVEL": "loud"}, nil, "LOG_LEVEL"},
 		{"bad memory size", AI, map[string]string{"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "lots"}, nil, "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"},
 		{"key with blanks", AI, map[string]string{"AI_API_KEY": "key "}, nil, "AI_API_KEY"},
+		{"role is not an ARN", Move, map[string]string{"SCHEDULER_ROLE_ARN": "chessapi-scheduler"}, nil, "SCHEDULER_ROLE_ARN"},
+		{"target is not an ARN", AI, map[string]string{"TIMEOUT_FUNCTION_ARN": "chessapi-timeout"}, nil, "TIMEOUT_FUNCTION_ARN"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -153,6 +156,18 @@ func TestHashMB(t *testing.T) {
 	for _, tt := range tests {
 		if got := HashMB(tt.memoryMB); got != tt.want {
 			t.Errorf("HashMB(%d) = %d; want %d", tt.memoryMB, got, tt.want)
+		}
+	}
+}
+
+// TestFromEnvFailsBeforeAWS: configuration mistakes stop the start-up with
+// the ConfigError, before any AWS configuration or client is made.
+func TestFromEnvFailsBeforeAWS(t *testing.T) {
+	for _, fn := range []Function{Move, Timeout, AI} {
+		app, err := FromEnv(context.Background(), fn, envWith(map[string]string{"GAMES_TABLE": ""}))
+		var ce *ConfigError
+		if app != nil || !errors.As(err, &ce) || !slices.Equal(ce.Missing, []string{"GAMES_TABLE"}) {
+			t.Errorf("FromEnv(%s) without GAMES_TABLE = %v, %v; want the ConfigError naming it", fn, app, err)
 		}
 	}
 }
