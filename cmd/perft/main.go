@@ -2,6 +2,7 @@
 // to check move generation against published counts and to measure its speed.
 //
 //	go run ./cmd/perft -fen FEN -depth N [-divide] [-chess960] [-full]
+//	go run ./cmd/perft -depth 6 -vs-stockfish /usr/games/stockfish -rounds 5
 //
 // The FEN may use KQkq, X-FEN or Shredder-FEN castling; Chess960 is detected
 // from the castling field, or forced with -chess960.
@@ -22,9 +23,20 @@ func main() {
 	divide := flag.Bool("divide", false, "print the count below each root move")
 	force960 := flag.Bool("chess960", false, "treat the position as Chess960")
 	full := flag.Bool("full", false, "play every leaf move instead of bulk-counting the last ply")
+	stockfish := flag.String("vs-stockfish", "", "path of a Stockfish binary: time its `go perft` against ours, alternating")
+	rounds := flag.Int("rounds", 5, "rounds of the -vs-stockfish comparison")
 	flag.Parse()
 
-	if err := run(*fen, *depth, *divide, *force960, *full); err != nil {
+	var err error
+	if *stockfish != "" {
+		var pos *chess.Position
+		if pos, err = chess.ParseFEN(*fen); err == nil {
+			err = compare(*stockfish, pos, *depth, *rounds)
+		}
+	} else {
+		err = run(*fen, *depth, *divide, *force960, *full)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "perft:", err)
 		os.Exit(2)
 	}
