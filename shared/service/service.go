@@ -121,8 +121,13 @@ func (s *Service) load(ctx context.Context, gameID string) (loaded, error) {
 	if err != nil {
 		return loaded{}, fmt.Errorf("decode game %s v%d: %w", gameID, rec.Version, err)
 	}
-	if st.Version != rec.Version {
-		return loaded{}, fmt.Errorf("game %s: record version %d but state version %d", gameID, rec.Version, st.Version)
+	if st.GameID == "" && st.Version == 0 {
+		// A migrated version-1 state: that schema kept the id and version
+		// outside the state, in the record.
+		st.GameID, st.Version = rec.GameID, rec.Version
+	}
+	if st.GameID != rec.GameID || st.Version != rec.Version {
+		return loaded{}, fmt.Errorf("game %s v%d: the stored state says game %s v%d", gameID, rec.Version, st.GameID, st.Version)
 	}
 	return loaded{rec: rec, state: st}, nil
 }

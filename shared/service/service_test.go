@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -298,5 +300,37 @@ func TestActErrors(t *testing.T) {
 	_, err = f.svc.Act(ctx, g.gameID, g.white, service.ActionInput{Type: "resign", ExpectedVersion: &stale})
 	if !errors.As(err, &conflict) || conflict.Current == nil {
 		t.Errorf("stale expectedVersion: %v", err)
+	}
+}
+
+// TestMigratedV1Game: a version-1 record (schema without variant, 960 index,
+// id or version in the state) is served after migration, read as standard.
+func TestMigratedV1Game(t *testing.T) {
+	dir := t.TempDir()
+	bolt, err := boltstore.Open(filepath.Join(dir, "games.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bolt.Close() })
+	for _, name := range []string{"v1_playing", "v1_finished"} {
+		data, err := os.ReadFile(filepath.Join("..", "game", "testdata", name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := "legacy" + strings.ReplaceAll(name, "_", "")
+		if err := bolt.Create(t.Context(), service.GameRecord{GameID: id, Version: 7, StateVersion: 1, State: data}); err != nil {
+			t.Fatal(err)
+		}
+		f := newFixture(t, bolt)
+		v, err := f.svc.Get(t.Context(), id, service.Viewer{}, nil, 0)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if v.GameID != id || v.Version < 7 || v.Variant != game.VariantStandard || v.StateVersion != game.StateVersion {
+			t.Errorf("%s: view id %q version %d variant %q stateVersion %d", name, v.GameID, v.Version, v.Variant, v.StateVersion)
+		}
+		if _, err := f.svc.PGN(t.Context(), id, service.Viewer{}); err != nil {
+			t.Errorf("%s: PGN: %v", name, err)
+		}
 	}
 }
