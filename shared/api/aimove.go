@@ -58,37 +58,33 @@ func (h *handler) handleAIMove(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeStrict(body, &in, true); err != nil {
 		return err
 	}
-	params := engine.Params{Level: engine.LevelMax}
+	level := engine.LevelMax
 	if in.Level != nil {
 		if in.MovetimeMs != nil {
 			return errBadRequest("invalid_field", "movetimeMs", "level과 movetimeMs는 함께 쓸 수 없어요")
 		}
-		level, err := engine.ParseLevel(*in.Level)
+		l, err := engine.ParseLevel(*in.Level)
 		if err != nil {
 			return errBadRequest("invalid_level", "level", `level은 "easy", "normal", "hard", "max" 중 하나여야 해요`)
 		}
-		params.Level = level
-		params.MoveTime = level.ThinkTime()
+		level = l
 	}
+	movetimeMs, depth := 0, 0
 	if in.MovetimeMs != nil {
 		if *in.MovetimeMs <= 0 {
 			return errBadRequest("invalid_field", "movetimeMs", "movetimeMs는 양수여야 해요")
 		}
-		params.MoveTime = engine.ClampMoveTime(time.Duration(min(*in.MovetimeMs, 1<<40)) * time.Millisecond)
+		movetimeMs = int(min(*in.MovetimeMs, int64(engine.MaxMoveTime/time.Millisecond)))
 	}
 	if in.Depth != nil {
 		if *in.Depth <= 0 {
 			return errBadRequest("invalid_field", "depth", "depth는 양수여야 해요")
 		}
-		params.Depth = engine.ClampDepth(*in.Depth)
+		depth = *in.Depth
 	}
-	if params.MoveTime == 0 && params.Depth == 0 {
-		params.MoveTime = engine.DefaultMoveTime
-	}
-	if params.MoveTime == 0 {
-		// A depth-only request is still bounded in time.
-		params.MoveTime = engine.MaxMoveTime
-	}
+	// Clamping and defaults (level think time, depth-only bounded by the
+	// longest movetime) are the engine's request policy.
+	params := engine.RequestParams(level, movetimeMs, depth)
 	pos, history, err := in.resolve()
 	if err != nil {
 		return err
