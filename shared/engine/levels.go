@@ -102,9 +102,9 @@ type levelSettings struct {
 // Stockfish and between the levels (docs/engine.md).
 var levelTable = [...]levelSettings{
 	LevelMax:    {name: "max", thinkTime: DefaultMoveTime},
-	LevelEasy:   {name: "easy", label: 900, thinkTime: 200 * time.Millisecond, maxDepth: 2, evalNoise: 90, pickMargin: 120, mateProbeDepth: 7, mateProbeNodes: 30_000},
-	LevelNormal: {name: "normal", label: 1300, thinkTime: 900 * time.Millisecond, maxDepth: 4, evalNoise: 45, pickMargin: 45, mateProbeDepth: 9, mateProbeNodes: 100_000},
-	LevelHard:   {name: "hard", label: 1600, thinkTime: 2200 * time.Millisecond, maxDepth: 6, evalNoise: 20, pickMargin: 10, mateProbeDepth: 11, mateProbeNodes: 300_000},
+	LevelEasy:   {name: "easy", label: 900, thinkTime: 200 * time.Millisecond, maxDepth: 1, evalNoise: 120, pickMargin: 150, mateProbeDepth: 7, mateProbeNodes: 30_000},
+	LevelNormal: {name: "normal", label: 1300, thinkTime: 900 * time.Millisecond, maxDepth: 3, evalNoise: 80, pickMargin: 80, mateProbeDepth: 9, mateProbeNodes: 100_000},
+	LevelHard:   {name: "hard", label: 1600, thinkTime: 2200 * time.Millisecond, maxDepth: 5, evalNoise: 40, pickMargin: 30, mateProbeDepth: 11, mateProbeNodes: 300_000},
 }
 
 func (l Level) settings() *levelSettings {
