@@ -17,9 +17,11 @@ import (
 
 func main() {
 	if len(os.Args) > 1 {
-		// Command-line arguments are one UCI command, e.g. "bench 10".
-		s := uci.NewSession(os.Stdout, engine.Options{})
-		s.Handle(strings.Join(os.Args[1:], " "))
+		if os.Args[1] != "bench" || len(os.Args) > 3 {
+			fmt.Fprintln(os.Stderr, "usage: uci [bench [depth]]")
+			os.Exit(2)
+		}
+		uci.NewSession(os.Stdout, engine.Options{}).Handle(strings.Join(os.Args[1:], " "))
 		return
 	}
 	if err := uci.Run(context.Background(), os.Stdin, os.Stdout, engine.Options{}); err != nil {
