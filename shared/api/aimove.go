@@ -50,12 +50,8 @@ func (h *handler) handleAIMove(w http.ResponseWriter, r *http.Request) error {
 	if h.deps.Searcher == nil {
 		return errUnavailable
 	}
-	body, err := readBody(w, r)
-	if err != nil {
-		return err
-	}
 	var in aiMoveRequest
-	if err := decodeStrict(body, &in, true); err != nil {
+	if err := decodeBody(w, r, &in, true); err != nil {
 		return err
 	}
 	level := engine.LevelMax

@@ -29,6 +29,15 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
+// decodeBody reads the body (413 past the limit) and decodes it strictly.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any, allowEmpty bool) error {
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	return decodeStrict(body, v, allowEmpty)
+}
+
 // decodeStrict decodes a JSON object into v (a pointer to a struct) and
 // rejects what the API does not accept, naming the offending field by its
 // dotted path: unknown fields at any depth (json.RawMessage fields are left

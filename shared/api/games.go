@@ -68,13 +68,27 @@ func (h *handler) games() (*Games, error) {
 	return h.deps.Games, nil
 }
 
-// viewer reads the optional bearer token.
-func viewer(r *http.Request) (service.Viewer, error) {
+// gamesFor returns the service and the caller: a seat token when the
+// Authorization header has one (malformed → 401), else a spectator.
+func (h *handler) gamesFor(r *http.Request) (*Games, service.Viewer, error) {
+	games, err := h.games()
+	if err != nil {
+		return nil, service.Viewer{}, err
+	}
 	token, _, err := service.ParseBearer(r.Header.Get("Authorization"))
 	if err != nil {
-		return service.Viewer{}, err
+		return nil, service.Viewer{}, err
 	}
-	return service.Viewer{Token: token}, nil
+	return games, service.Viewer{Token: token}, nil
+}
+
+// seat is gamesFor for routes that need a seat: no token is 401.
+func (h *handler) seat(r *http.Request) (*Games, service.Viewer, error) {
+	games, v, err := h.gamesFor(r)
+	if err == nil && v.Token == "" {
+		err = service.ErrUnauthorized
+	}
+	return games, v, err
 }
 
 func (h *handler) handleCreate(w http.ResponseWriter, r *http.Request) error {
@@ -82,12 +96,8 @@ func (h *handler) handleCreate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := readBody(w, r)
-	if err != nil {
-		return err
-	}
 	var req createRequest
-	if err := decodeStrict(body, &req, true); err != nil {
+	if err := decodeBody(w, r, &req, true); err != nil {
 		return err
 	}
 	in := service.CreateInput{Options: req.Options}
@@ -129,12 +139,8 @@ func (h *handler) handleJoin(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := readBody(w, r)
-	if err != nil {
-		return err
-	}
 	var req joinRequest
-	if err := decodeStrict(body, &req, true); err != nil {
+	if err := decodeBody(w, r, &req, true); err != nil {
 		return err
 	}
 	var in service.PlayerInput
@@ -150,11 +156,7 @@ func (h *handler) handleJoin(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *handler) handleView(w http.ResponseWriter, r *http.Request) error {
-	games, err := h.games()
-	if err != nil {
-		return err
-	}
-	v, err := viewer(r)
+	games, v, err := h.gamesFor(r)
 	if err != nil {
 		return err
 	}
@@ -175,23 +177,12 @@ func (h *handler) handleView(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *handler) handleAction(w http.ResponseWriter, r *http.Request) error {
-	games, err := h.games()
-	if err != nil {
-		return err
-	}
-	v, err := viewer(r)
-	if err != nil {
-		return err
-	}
-	if v.Token == "" {
-		return service.ErrUnauthorized
-	}
-	body, err := readBody(w, r)
+	games, v, err := h.seat(r)
 	if err != nil {
 		return err
 	}
 	var req actionRequest
-	if err := decodeStrict(body, &req, false); err != nil {
+	if err := decodeBody(w, r, &req, false); err != nil {
 		return err
 	}
 	if req.Type == nil {
@@ -213,11 +204,7 @@ func (h *handler) handleAction(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *handler) handlePGN(w http.ResponseWriter, r *http.Request) error {
-	games, err := h.games()
-	if err != nil {
-		return err
-	}
-	v, err := viewer(r)
+	games, v, err := h.gamesFor(r)
 	if err != nil {
 		return err
 	}
@@ -233,23 +220,12 @@ func (h *handler) handlePGN(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *handler) handlePresence(w http.ResponseWriter, r *http.Request) error {
-	games, err := h.games()
-	if err != nil {
-		return err
-	}
-	v, err := viewer(r)
-	if err != nil {
-		return err
-	}
-	if v.Token == "" {
-		return service.ErrUnauthorized
-	}
-	body, err := readBody(w, r)
+	games, v, err := h.seat(r)
 	if err != nil {
 		return err
 	}
 	var req presenceRequest
-	if err := decodeStrict(body, &req, false); err != nil {
+	if err := decodeBody(w, r, &req, false); err != nil {
 		return err
 	}
 	if req.Connected == nil {

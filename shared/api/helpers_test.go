@@ -13,27 +13,11 @@ import (
 	"time"
 
 	"chessapi/shared/aiplayer"
+	"chessapi/shared/internal/fakeclock"
 	"chessapi/shared/service"
 	"chessapi/shared/store/boltstore"
 )
 
-// fakeClock is a settable clock for the service.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
 
 // recordingTrigger records AI triggers; tests run the turns themselves.
 type recordingTrigger struct {
@@ -60,7 +44,7 @@ type testAPI struct {
 	t       *testing.T
 	handler http.Handler
 	svc     *service.Service
-	clock   *fakeClock
+	clock   *fakeclock.Clock
 	ai      *recordingTrigger
 }
 
@@ -71,7 +55,7 @@ func newTestAPI(t *testing.T, mutate ...func(*Deps)) *testAPI {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	clock := &fakeClock{now: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
+	clock := fakeclock.New(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	trigger := &recordingTrigger{}
 	pool := aiplayer.NewPool(1, 1)
 	svc, err := service.New(service.Config{

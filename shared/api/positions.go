@@ -151,12 +151,8 @@ type positionsResponse struct {
 
 // handlePositions answers POST /v1/positions: the stateless rules service.
 func (h *handler) handlePositions(w http.ResponseWriter, r *http.Request) error {
-	body, err := readBody(w, r)
-	if err != nil {
-		return err
-	}
 	var in positionInput
-	if err := decodeStrict(body, &in, true); err != nil {
+	if err := decodeBody(w, r, &in, true); err != nil {
 		return err
 	}
 	pos, _, err := in.resolve()

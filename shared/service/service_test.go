@@ -13,26 +13,10 @@ import (
 
 	"chessapi/shared/chess"
 	"chessapi/shared/game"
+	"chessapi/shared/internal/fakeclock"
 	"chessapi/shared/service"
 	"chessapi/shared/store/boltstore"
 )
-
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
 
 // recorder records scheduled deadlines and AI triggers.
 type recorder struct {
@@ -75,7 +59,7 @@ func (firstMover) ChooseMove(_ context.Context, req service.AIMoveRequest) (ches
 
 type fixture struct {
 	svc   *service.Service
-	clock *fakeClock
+	clock *fakeclock.Clock
 	rec   *recorder
 }
 
@@ -89,7 +73,7 @@ func newFixture(t *testing.T, store service.Store) *fixture {
 		t.Cleanup(func() { bolt.Close() })
 		store = bolt
 	}
-	clock := &fakeClock{now: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
+	clock := fakeclock.New(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	rec := &recorder{}
 	svc, err := service.New(service.Config{
 		Store: store, Scheduler: rec, AITrigger: rec, AIMover: firstMover{},
