@@ -18,7 +18,6 @@ import (
 	"chessapi/shared/store/boltstore"
 )
 
-
 // recordingTrigger records AI triggers; tests run the turns themselves.
 type recordingTrigger struct {
 	mu    sync.Mutex
