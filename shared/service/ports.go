@@ -76,3 +76,23 @@ type AITask struct {
 type AITrigger interface {
 	TriggerAI(ctx context.Context, task AITask) error
 }
+
+// DeadlineMillis is how stores keep a Deadline: epoch milliseconds, rounded
+// up, so a stored deadline is never earlier than the one written.
+func DeadlineMillis(t time.Time) int64 {
+	ms := t.UnixMilli() // floor: Nanosecond() is never negative
+	if t.Nanosecond()%int(time.Millisecond) != 0 {
+		ms++
+	}
+	return ms
+}
+
+// ExpirySeconds is how stores keep ExpiresAt: epoch seconds (the resolution
+// of DynamoDB TTL), rounded up.
+func ExpirySeconds(t time.Time) int64 {
+	s := t.Unix()
+	if t.Nanosecond() != 0 {
+		s++
+	}
+	return s
+}

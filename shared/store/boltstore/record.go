@@ -47,10 +47,10 @@ func encodeRecord(rec service.GameRecord) []byte {
 	}
 	buf = append(buf, flags)
 	if flags&hasDeadline != 0 {
-		buf = binary.AppendVarint(buf, ceilUnixMilli(rec.Deadline))
+		buf = binary.AppendVarint(buf, service.DeadlineMillis(rec.Deadline))
 	}
 	if flags&hasExpiry != 0 {
-		buf = binary.AppendVarint(buf, ceilUnix(rec.ExpiresAt))
+		buf = binary.AppendVarint(buf, service.ExpirySeconds(rec.ExpiresAt))
 	}
 	return append(buf, rec.State...)
 }
@@ -143,22 +143,4 @@ func decodeRecord(id string, value []byte) (service.GameRecord, error) {
 		rec.State = append([]byte(nil), state...)
 	}
 	return rec, nil
-}
-
-// ceilUnixMilli is t in epoch milliseconds, rounded up.
-func ceilUnixMilli(t time.Time) int64 {
-	ms := t.UnixMilli() // floor: Nanosecond() is never negative
-	if t.Nanosecond()%int(time.Millisecond) != 0 {
-		ms++
-	}
-	return ms
-}
-
-// ceilUnix is t in epoch seconds, rounded up.
-func ceilUnix(t time.Time) int64 {
-	s := t.Unix()
-	if t.Nanosecond() != 0 {
-		s++
-	}
-	return s
 }

@@ -55,10 +55,10 @@ func encodeItem(rec service.GameRecord) map[string]types.AttributeValue {
 		item[attrState] = &types.AttributeValueMemberB{Value: rec.State}
 	}
 	if !rec.Deadline.IsZero() {
-		item[attrDeadline] = number(ceilUnixMilli(rec.Deadline))
+		item[attrDeadline] = number(service.DeadlineMillis(rec.Deadline))
 	}
 	if !rec.ExpiresAt.IsZero() {
-		item[attrExpiresAt] = number(ceilUnix(rec.ExpiresAt))
+		item[attrExpiresAt] = number(service.ExpirySeconds(rec.ExpiresAt))
 	}
 	return item
 }
@@ -158,24 +158,6 @@ func intAttr(item map[string]types.AttributeValue, name string) (value int64, pr
 
 func number(v int64) *types.AttributeValueMemberN {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
-}
-
-// ceilUnixMilli is t in epoch milliseconds, rounded up.
-func ceilUnixMilli(t time.Time) int64 {
-	ms := t.UnixMilli() // floor: Nanosecond() is never negative
-	if t.Nanosecond()%int(time.Millisecond) != 0 {
-		ms++
-	}
-	return ms
-}
-
-// ceilUnix is t in epoch seconds, rounded up.
-func ceilUnix(t time.Time) int64 {
-	s := t.Unix()
-	if t.Nanosecond() != 0 {
-		s++
-	}
-	return s
 }
 
 // itemSize is the size DynamoDB charges an item against MaxItemSize:

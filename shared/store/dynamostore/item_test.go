@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"math"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -38,30 +37,6 @@ func TestNumberSize(t *testing.T) {
 	for _, tt := range tests {
 		if got := numberSize(tt.n); got != tt.want {
 			t.Errorf("numberSize(%q) = %d; want %d", tt.n, got, tt.want)
-		}
-	}
-}
-
-func TestCeilTimes(t *testing.T) {
-	tests := []struct {
-		t         time.Time
-		wantMilli int64
-		wantSec   int64
-	}{
-		{time.Unix(100, 0), 100_000, 100},
-		{time.Unix(100, 1), 100_001, 101},
-		{time.Unix(100, 999_999), 100_001, 101},
-		{time.Unix(100, 1_000_000), 100_001, 101},
-		{time.Unix(100, 1_000_001), 100_002, 101},
-		{time.Unix(-1, 500_000_000), -500, 0}, // before 1970: still up
-		{time.Unix(-2, 1), -1_999, -1},
-	}
-	for _, tt := range tests {
-		if got := ceilUnixMilli(tt.t); got != tt.wantMilli {
-			t.Errorf("ceilUnixMilli(%v) = %d; want %d", tt.t, got, tt.wantMilli)
-		}
-		if got := ceilUnix(tt.t); got != tt.wantSec {
-			t.Errorf("ceilUnix(%v) = %d; want %d", tt.t, got, tt.wantSec)
 		}
 	}
 }
