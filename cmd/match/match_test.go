@@ -248,3 +248,38 @@ func TestElo(t *testing.T) {
 		t.Errorf("interval of 200 games (%.0f) not narrower than of 20 (%.0f)", hi2-lo2, hi1-lo1)
 	}
 }
+
+func FuzzReadOpenings(f *testing.F) {
+	f.Add("1. e4 e5 2. Nf3 Nc6 ; Open game\n# comment\nfen 4k3/8/8/8/8/8/8/4K2R w K - 0 1")
+	f.Add("1. d4 d5 2. c4")
+	f.Fuzz(func(t *testing.T, text string) {
+		ops, err := readOpenings(strings.NewReader(text))
+		if err != nil {
+			return
+		}
+		for _, o := range ops {
+			pos, err := chess.ParseFEN(o.fen)
+			if err != nil {
+				t.Fatalf("opening FEN %q invalid: %v", o.fen, err)
+			}
+			for _, u := range o.moves {
+				m, err := pos.ParseUCI(u)
+				if err != nil {
+					t.Fatalf("opening move %q illegal: %v", u, err)
+				}
+				pos.Play(m)
+			}
+		}
+	})
+}
+
+func FuzzParseTC(f *testing.F) {
+	f.Add("10+0.1")
+	f.Add("60")
+	f.Fuzz(func(t *testing.T, s string) {
+		tc, err := parseTC(s)
+		if err == nil && (tc.base <= 0 || tc.inc < 0) {
+			t.Errorf("parseTC(%q) = %+v; want a positive base and non-negative increment", s, tc)
+		}
+	})
+}
