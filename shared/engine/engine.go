@@ -139,8 +139,7 @@ type Params struct {
 	MovesToGo                                int
 	// Depth limits the nominal search depth in plies (0 = none).
 	Depth int
-	// Nodes limits the nodes searched (0 = none); checked every few
-	// thousand nodes.
+	// Nodes limits the nodes searched (0 = none); checked every 512 nodes.
 	Nodes uint64
 	// Infinite searches until ctx is cancelled (UCI "go infinite").
 	Infinite bool

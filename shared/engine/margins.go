@@ -12,7 +12,7 @@ const (
 	// static eval beats beta by rfpMargin per ply is cut.
 	rfpMaxDepth  = 8
 	rfpMargin    = 75
-	rfpImproving = 60 // margin reduced per ply... subtracted once when improving
+	rfpImproving = 60 // subtracted from the margin when the eval is improving
 
 	// Razoring: far below alpha at depth <= razorMaxDepth, check with a
 	// quiescence search.

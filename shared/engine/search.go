@@ -32,7 +32,7 @@ var lmrTable [64][64]int8
 func init() {
 	for d := 1; d < 64; d++ {
 		for m := 1; m < 64; m++ {
-			r := (lmrBase + math.Log(float64(d))*math.Log(float64(m))*100/lmrDivisor*100/100) / 100
+			r := (lmrBase + math.Log(float64(d))*math.Log(float64(m))*100/lmrDivisor) / 100
 			lmrTable[d][m] = int8(r)
 		}
 	}
