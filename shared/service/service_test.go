@@ -318,3 +318,29 @@ func TestMigratedV1Game(t *testing.T) {
 		}
 	}
 }
+
+// TestAIPlaysWhiteFirst: an AI seat that gets white is started as soon as
+// the game is created.
+func TestAIPlaysWhiteFirst(t *testing.T) {
+	f := newFixture(t, nil)
+	host, err := f.svc.Create(t.Context(), service.CreateInput{AILevel: "normal", Options: json.RawMessage(`{"colorAssignment":"hostBlack"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.rec.mu.Lock()
+	tasks := append([]service.AITask(nil), f.rec.aiTasks...)
+	f.rec.mu.Unlock()
+	if len(tasks) != 1 || tasks[0].GameID != host.GameID || tasks[0].Version != host.Game.Version {
+		t.Fatalf("AI triggers after create: %+v", tasks)
+	}
+	if err := f.svc.PlayAITurn(t.Context(), tasks[0]); err != nil {
+		t.Fatal(err)
+	}
+	v, err := f.svc.Get(t.Context(), host.GameID, service.Viewer{Token: host.Token}, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Moves) != 1 || v.Turn != chess.Black || len(v.LegalMoves) == 0 {
+		t.Errorf("after the AI's first move: %d moves, turn %v, %d legal moves for the host", len(v.Moves), v.Turn, len(v.LegalMoves))
+	}
+}
