@@ -101,7 +101,13 @@ func TestSchedulerEndsGameWithNobodyCalling(t *testing.T) {
 // TestCrashSafety kills the server with SIGKILL in the middle of a stream of
 // moves, restarts it on the same file and checks that every acknowledged
 // move is there.
-func TestCrashSafety(t *testing.T) {
+func TestCrashSafety(t *testing.T) { stopMidStream(t, syscall.SIGKILL) }
+
+// TestGracefulShutdown does the same with SIGTERM, which must also exit
+// cleanly (status 0) after finishing the requests in flight.
+func TestGracefulShutdown(t *testing.T) { stopMidStream(t, syscall.SIGTERM) }
+
+func stopMidStream(t *testing.T, sig syscall.Signal) {
 	if testing.Short() {
 		t.Skip("builds and runs the server binary")
 	}
@@ -143,7 +149,7 @@ func TestCrashSafety(t *testing.T) {
 		for int(ackCount.Load()) < killAfter {
 			time.Sleep(time.Millisecond)
 		}
-		_ = cmd.Process.Signal(syscall.SIGKILL)
+		_ = cmd.Process.Signal(sig)
 		close(killed)
 	}()
 	for {
@@ -174,7 +180,10 @@ func TestCrashSafety(t *testing.T) {
 	}
 	ackCount.Store(int32(killAfter)) // make sure the kill happens
 	<-killed
-	_ = cmd.Wait()
+	waitErr := cmd.Wait()
+	if sig == syscall.SIGTERM && waitErr != nil {
+		t.Errorf("after SIGTERM the server exited with %v; want status 0", waitErr)
+	}
 
 	cmd2, c2 := start()
 	defer func() { _ = cmd2.Process.Signal(syscall.SIGTERM); _ = cmd2.Wait() }()
@@ -184,14 +193,14 @@ func TestCrashSafety(t *testing.T) {
 	}
 	moves := view["game"].(map[string]any)["moves"].([]any)
 	if len(moves) < len(acked) {
-		t.Fatalf("after SIGKILL: %d moves stored, %d acknowledged", len(moves), len(acked))
+		t.Fatalf("after %v: %d moves stored, %d acknowledged", sig, len(moves), len(acked))
 	}
 	for i, uci := range acked {
 		if got := moves[i].(map[string]any)["uci"]; got != uci {
 			t.Fatalf("move %d is %v; acknowledged %s", i+1, got, uci)
 		}
 	}
-	t.Logf("%d moves acknowledged before SIGKILL, %d stored", len(acked), len(moves))
+	t.Logf("%d moves acknowledged before %v, %d stored", len(acked), sig, len(moves))
 	if len(moves) > len(acked)+1 {
 		t.Errorf("%d stored moves were never sent", len(moves)-len(acked)-1)
 	}
