@@ -2,6 +2,7 @@ package chess
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -63,7 +64,7 @@ func perftNodeBudget() uint64 {
 	case testing.Short():
 		return 200_000
 	default:
-		return 5_000_000
+		return 20_000_000
 	}
 }
 
@@ -76,29 +77,40 @@ func TestPerftSuites(t *testing.T) {
 		"chess960_stockfish_perftsh.epd",
 		"chess960_xfen_tricky.epd",
 	} {
-		t.Run(suite, func(t *testing.T) {
-			t.Parallel()
-			for _, c := range loadPerftSuite(t, suite) {
-				p, err := ParseFEN(c.fen)
-				if err != nil {
-					t.Errorf("%s:%d: ParseFEN(%q): %v", c.file, c.line, c.fen, err)
-					continue
+		cases := loadPerftSuite(t, suite)
+		// Chunks run in parallel so a deep run uses every core.
+		const chunk = 64
+		for lo := 0; lo < len(cases); lo += chunk {
+			part := cases[lo:min(lo+chunk, len(cases))]
+			t.Run(fmt.Sprintf("%s/lines-%d-%d", suite, part[0].line, part[len(part)-1].line), func(t *testing.T) {
+				t.Parallel()
+				for _, c := range part {
+					checkPerftCase(t, c, budget)
 				}
-				fenBefore, hashBefore := p.FEN(), p.Hash()
-				for d, want := range c.depths {
-					if want == 0 || want > budget {
-						continue
-					}
-					if got := p.Perft(d + 1); got != want {
-						t.Errorf("%s:%d: Perft(%q, %d) = %d; want %d", c.file, c.line, c.fen, d+1, got, want)
-						break
-					}
-				}
-				if p.FEN() != fenBefore || p.Hash() != hashBefore {
-					t.Errorf("%s:%d: position changed by perft: %q (%x) -> %q (%x)", c.file, c.line, fenBefore, hashBefore, p.FEN(), p.Hash())
-				}
-			}
-		})
+			})
+		}
+	}
+}
+
+func checkPerftCase(t *testing.T, c perftCase, budget uint64) {
+	t.Helper()
+	p, err := ParseFEN(c.fen)
+	if err != nil {
+		t.Errorf("%s:%d: ParseFEN(%q): %v", c.file, c.line, c.fen, err)
+		return
+	}
+	fenBefore, hashBefore := p.FEN(), p.Hash()
+	for d, want := range c.depths {
+		if want == 0 || want > budget {
+			continue
+		}
+		if got := p.Perft(d + 1); got != want {
+			t.Errorf("%s:%d: Perft(%q, %d) = %d; want %d", c.file, c.line, c.fen, d+1, got, want)
+			break
+		}
+	}
+	if p.FEN() != fenBefore || p.Hash() != hashBefore {
+		t.Errorf("%s:%d: position changed by perft: %q (%x) -> %q (%x)", c.file, c.line, fenBefore, hashBefore, p.FEN(), p.Hash())
 	}
 }
 
