@@ -9,7 +9,8 @@
 // server sees exactly the requests an app would send): after every move the
 // opponent fetches the game view. With -think 0 every slot moves as fast as
 // the server answers (a closed loop: maximum throughput); -think adds a
-// pause before each move, like players thinking. A finished game is replaced
+// pause before each move, like players thinking (uniformly spread over
+// ±50 % so that games do not move in lockstep). A finished game is replaced
 // by a new one.
 package main
 
@@ -126,8 +127,11 @@ func playGame(ctx context.Context, client *http.Client, base string, rng *rand.R
 			break
 		}
 		if think > 0 {
+			// Players think independently: uniform in [think/2, 3·think/2),
+			// so the slots do not move in lockstep.
+			pause := think/2 + time.Duration(rng.Int64N(int64(think)))
 			select {
-			case <-time.After(think):
+			case <-time.After(pause):
 			case <-ctx.Done():
 				return
 			}
