@@ -14,7 +14,14 @@ var _ service.AIMover = (*Pool)(nil)
 
 // ChooseMove picks the AI seat's move: the level's think time, and never
 // more than a safe share of the AI's own clock when the game has one.
+//
+// A weakened level often finds its move long before its think time (its
+// depth is capped), but an AI seat still answers after about that time —
+// the pace seeds/003 promises players ("about 0.2 / 0.9 / 2.2 s"), so a
+// weak opponent does not reply instantly. The wait never exceeds the budget
+// the clock allows.
 func (p *Pool) ChooseMove(ctx context.Context, req service.AIMoveRequest) (chess.Move, error) {
+	start := time.Now()
 	level, err := engine.ParseLevel(req.Level)
 	if err != nil {
 		return chess.NoMove, fmt.Errorf("ai seat level %q: %w", req.Level, err)
@@ -45,6 +52,14 @@ func (p *Pool) ChooseMove(ctx context.Context, req service.AIMoveRequest) (chess
 	res, err := p.Search(ctx, params)
 	if err != nil {
 		return chess.NoMove, err
+	}
+	if level.Weakened() && !p.noPacing {
+		if rest := params.MoveTime - time.Since(start); rest > 0 {
+			select {
+			case <-time.After(rest):
+			case <-ctx.Done():
+			}
+		}
 	}
 	return res.BestMove, nil
 }

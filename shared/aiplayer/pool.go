@@ -13,6 +13,8 @@ import (
 // Pool hands out engines to searches, at most its size at a time.
 type Pool struct {
 	hashMB int
+	// noPacing makes AI seats answer as soon as their search ends (tests).
+	noPacing bool
 	// slots holds one entry per engine; nil until the engine is first used,
 	// so start-up stays cheap (a Lambda cold start allocates no table).
 	slots chan *engine.Engine
@@ -29,6 +31,13 @@ func NewPool(size, hashMB int) *Pool {
 	for range size {
 		p.slots <- nil
 	}
+	return p
+}
+
+// WithoutPacing makes ChooseMove answer as soon as the search ends instead
+// of after the level's think time (for tests and load generation).
+func (p *Pool) WithoutPacing() *Pool {
+	p.noPacing = true
 	return p
 }
 

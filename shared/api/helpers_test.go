@@ -56,7 +56,7 @@ func newTestAPI(t *testing.T, mutate ...func(*Deps)) *testAPI {
 	t.Cleanup(func() { store.Close() })
 	clock := fakeclock.New(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	trigger := &recordingTrigger{}
-	pool := aiplayer.NewPool(1, 1)
+	pool := aiplayer.NewPool(1, 1).WithoutPacing()
 	svc, err := service.New(service.Config{
 		Store:     store,
 		AITrigger: trigger,
