@@ -20,7 +20,10 @@ func (s *Service) Get(ctx context.Context, gameID string, v Viewer, afterVersion
 	for {
 		// Watch before reading, so a write between the read and the wait
 		// is not missed.
-		changed, stop := s.watchers.watch(gameID)
+		changed, stop := noWatch, func() {}
+		if afterVersion != nil {
+			changed, stop = s.watchers.watch(gameID)
+		}
 		st, color, err := s.current(ctx, gameID, v)
 		if err != nil {
 			stop()
@@ -51,6 +54,9 @@ func (s *Service) Get(ctx context.Context, gameID string, v Viewer, afterVersion
 		stop()
 	}
 }
+
+// noWatch never fires: a plain read does not wait.
+var noWatch = make(<-chan struct{})
 
 // current loads a game, authorizes the viewer and applies a due timeout
 // (writing it, so the game ends for everybody).
