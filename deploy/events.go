@@ -77,6 +77,19 @@ var EventDirs = map[string]string{
 	"ai":      "AiFunction",
 }
 
+// LoadEventsByName is LoadEvents keyed by each event's Name.
+func LoadEventsByName(dir string) (map[string]Event, error) {
+	evs, err := LoadEvents(dir)
+	if err != nil {
+		return nil, err
+	}
+	byName := make(map[string]Event, len(evs))
+	for _, ev := range evs {
+		byName[ev.Name] = ev
+	}
+	return byName, nil
+}
+
 // LoadEvents reads every event file below dir: dir/<function dir>/*.json.
 // Each file must decode into its function's input type with no unknown
 // fields. A README.md may sit in dir; anything else unexpected is an error,

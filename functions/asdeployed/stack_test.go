@@ -2,8 +2,6 @@ package asdeployed
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -263,22 +261,13 @@ func (r *invokeRecorder) take() []recordedInvoke {
 // loadEvents reads events/ (strictly decoded into each handler's input type).
 func loadEvents(t testing.TB) map[string]deploy.Event {
 	t.Helper()
-	evs, err := deploy.LoadEvents(filepath.Join("..", "..", "events"))
+	evs, err := deploy.LoadEventsByName(filepath.Join("..", "..", "events"))
 	if err != nil {
-		t.Fatalf("deploy.LoadEvents: %v", err)
+		t.Fatalf("deploy.LoadEventsByName: %v", err)
 	}
-	byName := map[string]deploy.Event{}
-	for _, ev := range evs {
-		byName[ev.Name] = ev
-	}
-	return byName
+	return evs
 }
 
-// hashToken is how the service stores seat tokens (hex SHA-256).
-func hashToken(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(sum[:])
-}
 
 // sampleGame builds the events' sample game (deploy.SampleGameID, white's
 // seat deploy.SampleWhiteToken) created at `at`: against the AI at aiLevel,
@@ -289,13 +278,13 @@ func sampleGame(t testing.TB, aiLevel string, at time.Time) *game.State {
 	if err != nil {
 		t.Fatal(err)
 	}
-	white := game.Player{ID: "sample-white", Name: "White", TokenHash: hashToken(deploy.SampleWhiteToken)}
+	white := game.Player{ID: "sample-white", Name: "White", TokenHash: service.HashToken(deploy.SampleWhiteToken)}
 	st, _, err := game.New(game.NewGame{GameID: deploy.SampleGameID, Options: opts, Host: white, AI: aiLevel, Seed: 1}, at)
 	if err != nil {
 		t.Fatalf("game.New: %v", err)
 	}
 	if aiLevel == "" {
-		black := game.Player{ID: "sample-black", Name: "Black", TokenHash: hashToken(deploy.SampleBlackToken)}
+		black := game.Player{ID: "sample-black", Name: "Black", TokenHash: service.HashToken(deploy.SampleBlackToken)}
 		if st, _, err = game.Join(st, black, at); err != nil {
 			t.Fatalf("game.Join: %v", err)
 		}

@@ -2,8 +2,6 @@ package lambdafn
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"path/filepath"
 	"slices"
@@ -139,23 +137,13 @@ func newFixture(t *testing.T, aiAPIKey string) *fixture {
 // file strictly into its handler's input type.
 func loadEvents(t *testing.T) map[string]deploy.Event {
 	t.Helper()
-	evs, err := deploy.LoadEvents(filepath.Join("..", "..", "events"))
+	evs, err := deploy.LoadEventsByName(filepath.Join("..", "..", "events"))
 	if err != nil {
-		t.Fatalf("deploy.LoadEvents: %v", err)
+		t.Fatalf("deploy.LoadEventsByName: %v", err)
 	}
-	byName := map[string]deploy.Event{}
-	for _, ev := range evs {
-		byName[ev.Name] = ev
-	}
-	return byName
+	return evs
 }
 
-// hashToken is how the service stores a seat token (shared/service
-// tokens.go): hex SHA-256.
-func hashToken(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(sum[:])
-}
 
 // Player ids of the seeded sample game's seats.
 const (
@@ -178,8 +166,8 @@ func seedSample(t *testing.T, f *fixture, rawOptions string, joinBlack bool) *ga
 		t.Fatalf("ParseOptions(%s): %v", rawOptions, err)
 	}
 	now := f.clock.Now()
-	white := game.Player{ID: sampleWhitePlayer, Name: "White", TokenHash: hashToken(deploy.SampleWhiteToken)}
-	black := game.Player{ID: sampleBlackPlayer, Name: "Black", TokenHash: hashToken(deploy.SampleBlackToken)}
+	white := game.Player{ID: sampleWhitePlayer, Name: "White", TokenHash: service.HashToken(deploy.SampleWhiteToken)}
+	black := game.Player{ID: sampleBlackPlayer, Name: "Black", TokenHash: service.HashToken(deploy.SampleBlackToken)}
 	// The colours follow colorAssignment (random by default, from the seed):
 	// host with the white token, and swap the players if the host came out
 	// black, so the README's options stay as they are.

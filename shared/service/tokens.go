@@ -56,7 +56,7 @@ func (s *Service) newToken() (token, hash string, err error) {
 		return "", "", err
 	}
 	token = tokenPrefix + b64.EncodeToString(b)
-	return token, hashToken(token), nil
+	return token, HashToken(token), nil
 }
 
 func (s *Service) newSeed() (uint64, error) {
@@ -67,7 +67,9 @@ func (s *Service) newSeed() (uint64, error) {
 	return binary.LittleEndian.Uint64(b), nil
 }
 
-func hashToken(token string) string {
+// HashToken is how a seat token is stored: hex SHA-256 (a 256-bit random
+// secret needs no slow hash). Exported for tools and tests that seed games.
+func HashToken(token string) string {
 	sum := sha256.Sum256([]byte(token))
 	return hex.EncodeToString(sum[:])
 }
@@ -103,7 +105,7 @@ func ParseBearer(header string) (token string, ok bool, err error) {
 // seatOf returns the colour of the seat whose token this is. Both seats are
 // always compared, so timing does not reveal which one matched.
 func seatOf(st *game.State, token string) (chess.Color, bool) {
-	h := []byte(hashToken(token))
+	h := []byte(HashToken(token))
 	var match [2]int
 	for _, c := range []chess.Color{chess.White, chess.Black} {
 		stored := st.Seats[c].TokenHash
