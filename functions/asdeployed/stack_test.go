@@ -268,7 +268,6 @@ func loadEvents(t testing.TB) map[string]deploy.Event {
 	return evs
 }
 
-
 // sampleGame builds the events' sample game (deploy.SampleGameID, white's
 // seat deploy.SampleWhiteToken) created at `at`: against the AI at aiLevel,
 // or, with aiLevel "", human against human with black deploy.SampleBlackToken.

@@ -144,7 +144,6 @@ func loadEvents(t *testing.T) map[string]deploy.Event {
 	return evs
 }
 
-
 // Player ids of the seeded sample game's seats.
 const (
 	sampleWhitePlayer = "sample-white"
