@@ -1,5 +1,7 @@
 package chess
 
+import "fmt"
+
 // Color is the side a piece belongs to. The zero value is White.
 type Color uint8
 
@@ -17,6 +19,29 @@ func (c Color) String() string {
 		return "white"
 	}
 	return "black"
+}
+
+// MarshalText implements encoding.TextMarshaler: "white" or "black", so a
+// Color is a JSON string (and a valid JSON object key).
+func (c Color) MarshalText() ([]byte, error) {
+	if c > Black {
+		return nil, fmt.Errorf("chess: invalid colour %d", uint8(c))
+	}
+	return []byte(c.String()), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler; it accepts exactly
+// "white" and "black".
+func (c *Color) UnmarshalText(text []byte) error {
+	switch string(text) {
+	case "white":
+		*c = White
+	case "black":
+		*c = Black
+	default:
+		return fmt.Errorf("chess: colour %q is not \"white\" or \"black\"", text)
+	}
+	return nil
 }
 
 // PieceType is a kind of piece without colour. NoPieceType is the zero value.
