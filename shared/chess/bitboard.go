@@ -48,7 +48,6 @@ func (b *Bitboard) PopFirst() Square {
 func (b Bitboard) moreThanOne() bool { return b&(b-1) != 0 }
 
 func rankBB(rank int) Bitboard { return Rank1 << (8 * rank) }
-func fileBB(file int) Bitboard { return FileA << file }
 
 // backRank returns the first rank of colour c.
 func backRank(c Color) Bitboard {

@@ -100,16 +100,15 @@ func (s *searcher) clearHeuristics() { s.heur.clear() }
 
 // searchConfig is one pass of iterative deepening.
 type searchConfig struct {
-	maxDepth      int
-	nodeLimit     uint64
-	soft          time.Duration // 0 = none
-	hard          time.Duration // 0 = none
-	salt          uint64
-	noise         int32
-	exactRoot     bool
-	fullWidth     bool
-	nodeLimitOnly bool
-	info          func(Info)
+	maxDepth  int
+	nodeLimit uint64
+	soft      time.Duration // 0 = none
+	hard      time.Duration // 0 = none
+	salt      uint64
+	noise     int32
+	exactRoot bool
+	fullWidth bool
+	info      func(Info)
 }
 
 // run searches p (at least two legal moves) under the engine lock.

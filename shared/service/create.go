@@ -9,7 +9,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"chessapi/shared/chess"
 	"chessapi/shared/game"
 )
 
@@ -216,6 +215,3 @@ func (s *Service) Join(ctx context.Context, gameID string, in PlayerInput) (Seat
 	}
 	return Seated{}, ErrBusy
 }
-
-// colorPtr returns a pointer to a copy of c.
-func colorPtr(c chess.Color) *chess.Color { return &c }

@@ -167,7 +167,7 @@ func (s *Service) write(ctx context.Context, prev loaded, next *game.State) erro
 // lazy enforcement still ends the game on the next request; the scheduling
 // is retried when a retried request (same requestId) is answered.
 func (s *Service) afterWrite(ctx context.Context, st *game.State, rec GameRecord) {
-	s.watchers.notify(st.GameID, st.Version)
+	s.watchers.notify(st.GameID)
 	s.scheduleDeadline(ctx, st, rec.Deadline)
 	if _, ok := st.AITurn(); ok && s.cfg.AITrigger != nil {
 		task := AITask{GameID: st.GameID, Version: st.Version}

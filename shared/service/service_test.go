@@ -20,10 +20,9 @@ import (
 
 // recorder records scheduled deadlines and AI triggers.
 type recorder struct {
-	mu        sync.Mutex
-	timeouts  []service.TimeoutTask
-	aiTasks   []service.AITask
-	failNextS bool
+	mu       sync.Mutex
+	timeouts []service.TimeoutTask
+	aiTasks  []service.AITask
 }
 
 func (r *recorder) ScheduleTimeout(_ context.Context, t service.TimeoutTask) error {

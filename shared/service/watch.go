@@ -42,7 +42,7 @@ func (w *watchers) watch(gameID string) (<-chan struct{}, func()) {
 }
 
 // notify wakes every watcher of the game.
-func (w *watchers) notify(gameID string, _ int64) {
+func (w *watchers) notify(gameID string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for ch := range w.byID[gameID] {
