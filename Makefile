@@ -20,6 +20,8 @@ HOST_GOARCH = $(shell $(GO) env GOARCH)
 BIN_DIR := $(CURDIR)/.bin
 RIE_MODULE := github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie
 RIE_VERSION := v0.0.0-20261030222936-bef5c4ba774d
+# Static analysis beyond go vet (unused code, dead stores...), pinned.
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 # npm packages used by the tests (dynalite), when infra/ declares any.
 NPM_STAMP := $(if $(wildcard infra/package.json),infra/node_modules/.package-lock.json)
@@ -71,6 +73,7 @@ test: test-deps
 	@unformatted="$$(gofmt -l .)"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt -w needed on:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
 	cfn-lint template.yaml
 	$(GO) test ./...
 
