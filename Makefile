@@ -30,7 +30,7 @@ ARM64_BOOTSTRAPS := $(FUNCTIONS:%=bin/%/bootstrap)
 NATIVE_BOOTSTRAPS := $(FUNCTIONS:%=bin/native/%/bootstrap)
 
 .PHONY: build build-native build-MoveFunction build-TimeoutFunction build-AiFunction \
-	lint run test test-deps check-tools rie clean FORCE
+	lint run test test-deps check-tools strace rie clean FORCE
 
 ## build: bin/<fn>/bootstrap for Lambda (linux/arm64), as deployed.
 build: $(ARM64_BOOTSTRAPS)
@@ -75,9 +75,15 @@ test: test-deps
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 	cfn-lint template.yaml
-	$(GO) test ./...
+	CI_REQUIRE_STRACE=1 $(GO) test ./...
 
-test-deps: check-tools rie $(NPM_STAMP)
+test-deps: check-tools strace rie $(NPM_STAMP)
+
+# strace traces the embedded store's syscalls in its durability test
+# (every acknowledged write fsynced first); installed from Debian's
+# packages when missing.
+strace:
+	@command -v strace >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq strace; }
 
 # Tools the tests start but that no Go or npm command can install.
 check-tools:
