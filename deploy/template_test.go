@@ -23,6 +23,7 @@ var specRoutes = map[string]string{
 	"POST /v1/games":               "MoveFunction",
 	"POST /v1/games/{id}/join":     "MoveFunction",
 	"GET /v1/games/{id}":           "MoveFunction",
+	"GET /v1/games/{id}/events":    "MoveFunction", // SPEC §11
 	"POST /v1/games/{id}/actions":  "MoveFunction",
 	"GET /v1/games/{id}/pgn":       "MoveFunction",
 	"POST /v1/games/{id}/presence": "MoveFunction",

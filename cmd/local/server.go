@@ -17,7 +17,7 @@ import (
 
 	"chessapi/shared/aiplayer"
 	"chessapi/shared/aitrigger/inprocess"
-	"chessapi/shared/api"
+	"chessapi/shared/app"
 	"chessapi/shared/schedule/localsched"
 	"chessapi/shared/service"
 	"chessapi/shared/store/boltstore"
@@ -49,40 +49,41 @@ func run(ctx context.Context, cfg config, log *slog.Logger, ready chan<- string)
 	}
 	defer closeStore()
 
-	var svc *service.Service
-	trigger := inprocess.New(nil, log)
-	sched, err := localsched.New(func(ctx context.Context, task service.TimeoutTask) {
-		if err := svc.HandleTimeout(ctx, task); err != nil {
-			log.Error("timeout handler", "game", task.GameID, "version", task.Version, "err", err)
-		}
+	var sched *localsched.Scheduler
+	var trigger *inprocess.Trigger
+	// AI seats get engines of their own, so public /v1/ai/move requests
+	// cannot starve them.
+	pool := aiplayer.New(aiplayer.Options{SeatEngines: cfg.engines, PublicEngines: cfg.engines, HashMB: cfg.hashMB})
+	wired, err := app.New(app.Config{
+		Store: store,
+		NewScheduler: func(handle app.TimeoutHandler) (service.Scheduler, error) {
+			s, err := localsched.New(handle, localsched.Options{Logger: log})
+			sched = s
+			return s, err
+		},
+		NewAITrigger: func(run app.AIRunner) (service.AITrigger, error) {
+			trigger = inprocess.New(run, inprocess.Options{Workers: cfg.engines, Logger: log})
+			return trigger, nil
+		},
+		Engine:   pool,
+		Effects:  service.EffectsInline,
+		AIAPIKey: cfg.aiAPIKey,
+		Logger:   log,
+		Now:      cfg.now,
 	})
 	if err != nil {
 		return err
 	}
-	pool := aiplayer.NewPool(cfg.engines, cfg.hashMB)
-	svc, err = service.New(service.Config{
-		Store:     store,
-		Scheduler: sched,
-		AITrigger: trigger,
-		AIMover:   pool,
-		Logger:    log,
-		Now:       cfg.now,
-	})
-	if err != nil {
-		return err
-	}
-	trigger.SetRunner(svc.PlayAITurn)
+	svc := wired.Service
 
-	// Re-arm the deadlines of live games (timers live in memory only).
+	// Re-arm the timers of live games (they live in memory only); a store
+	// that cannot be listed is a failed start, not a silent one.
 	if pending != nil {
-		tasks, err := pending(ctx)
+		n, err := sched.Restore(ctx, pending)
 		if err != nil {
 			return fmt.Errorf("re-arm deadlines: %w", err)
 		}
-		for _, t := range tasks {
-			_ = sched.ScheduleTimeout(ctx, t)
-		}
-		log.Info("deadlines re-armed", "games", len(tasks))
+		log.Info("deadlines re-armed", "games", n)
 	}
 
 	ln, err := net.Listen("tcp", cfg.addr)
@@ -90,7 +91,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger, ready chan<- string)
 		return err
 	}
 	srv := &http.Server{
-		Handler: api.NewHandler(api.Deps{Games: svc, Searcher: pool, AIAPIKey: cfg.aiAPIKey, Logger: log}),
+		Handler: wired.Handler,
 		// Long polls answer within 20 s; AI requests within 10 s + margin.
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       15 * time.Second,
@@ -117,6 +118,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger, ready chan<- string)
 		log.Warn("http shutdown", "err", err)
 	}
 	trigger.Close(10 * time.Second)
+	svc.Close(5 * time.Second)
 	if err := sched.Close(); err != nil {
 		log.Warn("scheduler close", "err", err)
 	}
@@ -167,7 +169,7 @@ func openStore(ctx context.Context, cfg config, log *slog.Logger) (service.Store
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("-data %s: %w", cfg.dataPath, err)
 	}
-	stopSweep := sweepExpired(store, log)
+	stopSweep := store.StartSweeper(time.Hour, log)
 	closeStore := func() {
 		stopSweep()
 		if err := store.Close(); err != nil {
@@ -175,31 +177,6 @@ func openStore(ctx context.Context, cfg config, log *slog.Logger) (service.Store
 		}
 	}
 	return store, closeStore, store.PendingTimeouts, nil
-}
-
-// sweepExpired deletes finished games past their expiry every hour, the
-// embedded store's stand-in for DynamoDB TTL.
-func sweepExpired(store *boltstore.Store, log *slog.Logger) (stop func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		ticker := time.NewTicker(time.Hour)
-		defer ticker.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-ticker.C:
-				if n, err := store.DeleteExpired(ctx, time.Now()); err != nil {
-					log.Warn("expire finished games", "err", err)
-				} else if n > 0 {
-					log.Info("expired finished games", "deleted", n)
-				}
-			}
-		}
-	}()
-	return func() { cancel(); <-done }
 }
 
 // staticLocalCredentials are dummy credentials for local DynamoDB emulators.

@@ -15,7 +15,8 @@ import (
 func main() {
 	app, err := lambdafn.FromEnv(context.Background(), lambdafn.AI, os.Getenv)
 	if err != nil {
-		lambdafn.Fatal(lambdafn.AI, err)
+		lambdafn.StartupFailure(lambdafn.AI, err)
+		os.Exit(1)
 	}
 	lambda.Start(app.HandleAI)
 }

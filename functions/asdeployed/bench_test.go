@@ -1,7 +1,6 @@
 package asdeployed
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -80,10 +79,7 @@ func playableMoves(b *testing.B, st *game.State, n int) []string {
 	now := time.UnixMilli(st.CreatedAt)
 	var out []string
 	for len(out) < n {
-		pos, err := st.Position()
-		if err != nil {
-			b.Fatal(err)
-		}
+		pos := st.Position()
 		var list chess.MoveList
 		pos.GenerateMoves(&list, chess.GenAll)
 		moves := list.Moves()
@@ -91,11 +87,8 @@ func playableMoves(b *testing.B, st *game.State, n int) []string {
 		found := false
 		for _, m := range moves {
 			uci := pos.UCI(m)
-			action, err := game.DecodeAction("move", json.RawMessage(fmt.Sprintf(`{"uci":%q}`, uci)))
-			if err != nil {
-				b.Fatal(err)
-			}
-			next, _, err := game.Apply(st, st.Turn(), action, now.Add(time.Second))
+			action := game.Action{Type: game.ActionMove, Move: game.MoveInput{UCI: uci}}
+			next, _, err := game.Reduce(st, game.Act{By: st.Turn(), Action: action}, now.Add(time.Second))
 			if err != nil || next.Phase != game.PhasePlaying {
 				continue
 			}

@@ -185,11 +185,9 @@ func TestAsDeployed(t *testing.T) {
 		// for a real deadline is slow.
 		created := time.Now().Add(-3 * time.Minute)
 		st := sampleGame(t, "", created)
-		action, err := game.DecodeAction("move", json.RawMessage(`{"uci":"e2e4"}`))
+		action := game.Action{Type: game.ActionMove, Move: game.MoveInput{UCI: "e2e4"}}
+		st, _, err := game.Reduce(st, game.Act{By: chess.White, Action: action}, created.Add(20*time.Second))
 		if err != nil {
-			t.Fatal(err)
-		}
-		if st, _, err = game.Apply(st, chess.White, action, created.Add(20*time.Second)); err != nil {
 			t.Fatal(err)
 		}
 		s.put(t, st)
@@ -320,21 +318,26 @@ func TestAsDeployed(t *testing.T) {
 	}
 }
 
-// checkSchedule finds the one-time schedule for task in moto and checks
-// that it invokes the timeout function with the task.
+// checkSchedule finds the game's one live schedule in moto and checks that
+// it invokes the timeout function with the task.
 func checkSchedule(t *testing.T, s *stack, task service.TimeoutTask) {
 	t.Helper()
-	name := eventbridge.ScheduleName(task)
-	out, err := s.sched.GetSchedule(context.Background(), &scheduler.GetScheduleInput{Name: aws.String(name), GroupName: aws.String(scheduleGroup)})
-	if err != nil {
-		list, _ := s.sched.ListSchedules(context.Background(), &scheduler.ListSchedulesInput{GroupName: aws.String(scheduleGroup)})
+	list, err := s.sched.ListSchedules(context.Background(), &scheduler.ListSchedulesInput{
+		GroupName: aws.String(scheduleGroup), NamePrefix: aws.String(eventbridge.NamePrefix(task.GameID)),
+	})
+	if err != nil || len(list.Schedules) != 1 {
 		var names []string
 		if list != nil {
 			for _, sc := range list.Schedules {
 				names = append(names, aws.ToString(sc.Name))
 			}
 		}
-		t.Fatalf("GetSchedule(%s): %v; schedules in %s: %q", name, err, scheduleGroup, names)
+		t.Fatalf("schedules of game %s: %q, %v; want exactly one", task.GameID, names, err)
+	}
+	name := aws.ToString(list.Schedules[0].Name)
+	out, err := s.sched.GetSchedule(context.Background(), &scheduler.GetScheduleInput{Name: aws.String(name), GroupName: aws.String(scheduleGroup)})
+	if err != nil {
+		t.Fatalf("GetSchedule(%s): %v", name, err)
 	}
 	var input service.TimeoutTask
 	if out.Target == nil || json.Unmarshal([]byte(aws.ToString(out.Target.Input)), &input) != nil {

@@ -273,10 +273,8 @@ func loadEvents(t testing.TB) map[string]deploy.Event {
 // or, with aiLevel "", human against human with black deploy.SampleBlackToken.
 func sampleGame(t testing.TB, aiLevel string, at time.Time) *game.State {
 	t.Helper()
-	opts, err := game.ParseOptions(json.RawMessage(`{"timeControl":"10+5","drawMode":"fide","colorAssignment":"hostWhite"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	opts := game.DefaultOptions() // 10+5
+	opts.DrawMode, opts.ColorAssignment = game.DrawFIDE, game.ColorsHostWhite
 	white := game.Player{ID: "sample-white", Name: "White", TokenHash: service.HashToken(deploy.SampleWhiteToken)}
 	st, _, err := game.New(game.NewGame{GameID: deploy.SampleGameID, Options: opts, Host: white, AI: aiLevel, Seed: 1}, at)
 	if err != nil {
@@ -284,7 +282,7 @@ func sampleGame(t testing.TB, aiLevel string, at time.Time) *game.State {
 	}
 	if aiLevel == "" {
 		black := game.Player{ID: "sample-black", Name: "Black", TokenHash: service.HashToken(deploy.SampleBlackToken)}
-		if st, _, err = game.Join(st, black, at); err != nil {
+		if st, _, err = game.Reduce(st, game.Join{Player: black}, at); err != nil {
 			t.Fatalf("game.Join: %v", err)
 		}
 	}

@@ -16,7 +16,8 @@ import (
 func main() {
 	app, err := lambdafn.FromEnv(context.Background(), lambdafn.Move, os.Getenv)
 	if err != nil {
-		lambdafn.Fatal(lambdafn.Move, err)
+		lambdafn.StartupFailure(lambdafn.Move, err)
+		os.Exit(1)
 	}
 	lambda.Start(app.HandleHTTP)
 }

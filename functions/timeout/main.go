@@ -15,7 +15,8 @@ import (
 func main() {
 	app, err := lambdafn.FromEnv(context.Background(), lambdafn.Timeout, os.Getenv)
 	if err != nil {
-		lambdafn.Fatal(lambdafn.Timeout, err)
+		lambdafn.StartupFailure(lambdafn.Timeout, err)
+		os.Exit(1)
 	}
 	lambda.Start(app.HandleTimeout)
 }

@@ -13,7 +13,9 @@ import (
 var _ service.AIMover = (*Pool)(nil)
 
 // ChooseMove picks the AI seat's move: the level's think time, and never
-// more than a safe share of the AI's own clock when the game has one.
+// more than a safe share of the AI's own clock when the game has one. It
+// searches on an engine reserved for AI seats (or a public one that is
+// free), so public Search traffic cannot make it wait.
 //
 // A weakened level often finds its move long before its think time (its
 // depth is capped), but an AI seat still answers after about that time —
@@ -47,9 +49,11 @@ func (p *Pool) ChooseMove(ctx context.Context, req service.AIMoveRequest) (chess
 		budget := req.Remaining/40 + req.Increment*3/4 - 100*time.Millisecond
 		params.MoveTime = max(min(params.MoveTime, budget), engine.MinMoveTime)
 	}
+	// The margin covers waiting for an engine when every seat engine is
+	// busy with other games' turns; public searches never take seat engines.
 	ctx, cancel := context.WithTimeout(ctx, params.MoveTime+2*time.Second)
 	defer cancel()
-	res, err := p.Search(ctx, params)
+	res, err := p.seatSearch(ctx, params)
 	if err != nil {
 		return chess.NoMove, err
 	}

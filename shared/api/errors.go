@@ -1,67 +1,145 @@
 package api
 
 import (
-	"encoding/json"
+	"context"
+	"errors"
 	"net/http"
+
+	"chessapi/shared/game"
+	"chessapi/shared/service"
 )
 
-// apiError is an error the API answers with: the status code and the JSON
-// body {"error":{"code","message","field"?}} (plus extra top-level members
-// such as the current game on 409). The message is for people (Korean, as
-// the rest of the product); code and field are for programs.
+// How an error becomes a response: describe maps every error the edge can
+// meet to its status, code and field; the message comes from texts.go in
+// the request's language. This is the only place that does it, for HTTP,
+// the stream and the Lambda adapters alike.
+
+// apiError is an error the edge itself raises.
 type apiError struct {
-	Status  int
-	Code    string
-	Message string
-	Field   string
-	Extra   map[string]any // extra top-level members of the response body
+	Status int
+	Code   string
+	// Why, when set, is a more precise text key than the code's message
+	// (a JSON syntax problem).
+	Why string
 }
 
-func (e *apiError) Error() string { return e.Code + ": " + e.Message }
-
-func errBadRequest(code, field, message string) *apiError {
-	return &apiError{Status: http.StatusBadRequest, Code: code, Field: field, Message: message}
-}
+func (e *apiError) Error() string { return "api: " + e.Code }
 
 var (
-	errBodyTooLarge = &apiError{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large",
-		Message: "요청 본문이 너무 커요 (최대 64KB)"}
-	errNotFoundRoute = &apiError{Status: http.StatusNotFound, Code: "not_found",
-		Message: "없는 주소예요"}
-	errMethodNotAllowed = &apiError{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed",
-		Message: "이 주소에서 쓸 수 없는 메서드예요"}
-	errInternal = &apiError{Status: http.StatusInternalServerError, Code: "internal",
-		Message: "서버에 문제가 생겼어요. 잠시 후 다시 시도해 주세요"}
-	errUnavailable = &apiError{Status: http.StatusServiceUnavailable, Code: "unavailable",
-		Message: "지금은 요청을 처리할 수 없어요. 잠시 후 다시 시도해 주세요"}
-	errBadAPIKey = &apiError{Status: http.StatusUnauthorized, Code: "invalid_api_key",
-		Message: "API 키가 없거나 올바르지 않아요"}
+	errBodyTooLarge     = &apiError{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large"}
+	errNotFoundRoute    = &apiError{Status: http.StatusNotFound, Code: "not_found"}
+	errMethodNotAllowed = &apiError{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed"}
+	errInternal         = &apiError{Status: http.StatusInternalServerError, Code: "internal"}
+	errUnavailable      = &apiError{Status: http.StatusServiceUnavailable, Code: "unavailable"}
+	errBadAPIKey        = &apiError{Status: http.StatusUnauthorized, Code: "invalid_api_key"}
+	errInvalidToken     = &apiError{Status: http.StatusUnauthorized, Code: "invalid_token"}
+	errBadBody          = &apiError{Status: http.StatusBadRequest, Code: "invalid_body"}
 )
 
-type errorBody struct {
+// described is an error as a response: status, code, the field it is
+// about, its message in the request's language and extra top-level members.
+type described struct {
+	Status  int
+	Code    string
+	Field   string
+	Message string
+	Extra   map[string]any
+}
+
+// describe maps err to its response in language l. Errors it does not know
+// are 500 internal: their text never reaches a client.
+func describe(err error, l Lang) described {
+	t := catalogue(l)
+	d := func(status int, code string) described {
+		return described{Status: status, Code: code, Message: l.message(code)}
+	}
+	var (
+		ae       *apiError
+		syntax   *syntaxError
+		input    *game.InputError
+		rule     *game.RuleError
+		fenErr   *service.FENError
+		conflict *service.ConflictError
+		noMove   *service.NoMoveError
+	)
+	switch {
+	case errors.As(err, &ae):
+		return d(ae.Status, ae.Code)
+	case errors.As(err, &syntax):
+		out := d(http.StatusBadRequest, "invalid_json")
+		out.Message = t.syntax[syntax.why]
+		return out
+	case errors.As(err, &fenErr):
+		out := d(http.StatusBadRequest, "invalid_fen")
+		out.Field, out.Message = fenErr.Field, t.fen(fenErr.Err)
+		return out
+	case errors.As(err, &input):
+		code := "invalid_field"
+		switch input.Problem {
+		case game.ProblemRequired:
+			code = "missing_field"
+		case game.ProblemUnknown:
+			code = "unknown_field"
+		case game.ProblemDuplicate:
+			code = "duplicate_field"
+		}
+		out := d(http.StatusBadRequest, code)
+		out.Field, out.Message = input.Field, t.problems(input)
+		return out
+	case errors.As(err, &rule):
+		out := d(ruleStatus(rule.Code), rule.Code.String())
+		out.Field = rule.Field
+		return out
+	case errors.As(err, &conflict):
+		out := d(http.StatusConflict, "version_conflict")
+		out.Extra = map[string]any{"game": localize(conflict.Current, l)}
+		return out
+	case errors.As(err, &noMove):
+		out := d(http.StatusUnprocessableEntity, "no_legal_moves")
+		out.Extra = map[string]any{"status": noMove.Status.String()}
+		return out
+	case errors.Is(err, service.ErrNotFound):
+		return d(http.StatusNotFound, "game_not_found")
+	case errors.Is(err, service.ErrUnauthorized):
+		return d(http.StatusUnauthorized, "unauthorized")
+	case errors.Is(err, service.ErrForbidden):
+		return d(http.StatusForbidden, "forbidden")
+	case errors.Is(err, service.ErrBusy):
+		return d(http.StatusServiceUnavailable, "busy")
+	case errors.Is(err, service.ErrTooLarge):
+		return d(http.StatusUnprocessableEntity, "game_too_large")
+	case errors.Is(err, service.ErrRequestIDReused):
+		return d(http.StatusUnprocessableEntity, "request_id_reused")
+	case errors.Is(err, service.ErrNoEngine):
+		return d(http.StatusServiceUnavailable, "unavailable")
+	case errors.Is(err, context.DeadlineExceeded):
+		return d(http.StatusServiceUnavailable, "unavailable")
+	}
+	return d(http.StatusInternalServerError, "internal")
+}
+
+// ruleStatus is 409 for the refusals about seats and links (the game is in
+// the wrong state for the request), 422 for the rules of play.
+func ruleStatus(c game.Code) int {
+	switch c {
+	case game.CodeGameFull, game.CodeAlreadySeated, game.CodeGameNotWaiting, game.CodeRematchLinked:
+		return http.StatusConflict
+	}
+	return http.StatusUnprocessableEntity
+}
+
+// errorJSON is the body of every error response.
+type errorJSON struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 	Field   string `json:"field,omitempty"`
 }
 
-// writeJSON writes v as the JSON response body with the given status.
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		status = http.StatusInternalServerError
-		body = []byte(`{"error":{"code":"internal","message":"응답을 만들 수 없어요"}}`)
+// body returns the JSON body of the error response.
+func (d described) body() map[string]any {
+	out := map[string]any{"error": errorJSON{Code: d.Code, Message: d.Message, Field: d.Field}}
+	for k, v := range d.Extra {
+		out[k] = v
 	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
-}
-
-func writeAPIError(w http.ResponseWriter, e *apiError) {
-	body := map[string]any{"error": errorBody{Code: e.Code, Message: e.Message, Field: e.Field}}
-	for k, v := range e.Extra {
-		body[k] = v
-	}
-	writeJSON(w, e.Status, body)
+	return out
 }

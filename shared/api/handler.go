@@ -1,26 +1,48 @@
-// Package api is the HTTP edge of the service: one net/http handler (Go 1.22
-// ServeMux patterns) that runs unchanged under the Lambda adapter, under
-// httptest and in the local server. It decodes requests strictly, calls the
-// application service or the rules/engine packages, and maps every error to
-// a status code and a JSON error body in one place (respond).
+// Package api is the transport edge of the service: one net/http handler
+// (Go 1.22 ServeMux patterns) that runs unchanged under the Lambda adapter,
+// under httptest and in the local server. It owns everything about the
+// wire and nothing about chess: bearer parsing (bearer.go), the one strict
+// JSON decoder (jsonin.go, requests.go), the one table from error to status,
+// code and message (errors.go) and every human text, in Korean and English
+// (texts.go). Handlers decode, call the application service through the
+// Games interface and encode its typed answers.
 package api
 
 import (
 	"context"
+	"crypto/subtle"
+	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
 	"strings"
 	"time"
+
+	"chessapi/shared/game"
+	"chessapi/shared/service"
 )
 
-// Deps are what the handler serves with. Games may be nil in a process that
-// serves only stateless routes, Searcher nil in one that serves no AI; their
-// routes then answer 503.
+// Games is what the edge needs of the application service
+// (*service.Service); handler tests use fakes.
+type Games interface {
+	Create(ctx context.Context, in service.CreateInput) (service.Seated, error)
+	Join(ctx context.Context, gameID string, in service.PlayerInput) (service.Seated, error)
+	Get(ctx context.Context, gameID string, c service.Caller, afterVersion *int64, maxWait time.Duration) (*game.View, error)
+	Act(ctx context.Context, gameID string, c service.Caller, in service.ActionInput) (service.Outcome, error)
+	PGN(ctx context.Context, gameID string, c service.Caller) (string, error)
+	SetPresence(ctx context.Context, gameID string, c service.Caller, connected bool) (*game.View, error)
+	Changes(ctx context.Context, gameID string, c service.Caller, after int64) (service.ChangeLog, error)
+	Position(in service.PositionInput) (service.PositionAnswer, error)
+	BestMove(ctx context.Context, in service.BestMoveInput) (service.BestMove, error)
+}
+
+var _ Games = (*service.Service)(nil)
+
+// Deps are what the handler serves with.
 type Deps struct {
-	Games    *Games
-	Searcher MoveSearcher
+	Games Games
 	// AIAPIKey, when set, is required as x-api-key on POST /v1/ai/move.
 	AIAPIKey string
 	Logger   *slog.Logger
@@ -47,9 +69,16 @@ func Routes() []Route {
 	return out
 }
 
+// request is one request as a route handler sees it: the HTTP request and
+// the language of its human texts.
+type request struct {
+	*http.Request
+	lang Lang
+}
+
 type routeEntry struct {
 	route Route
-	serve func(http.ResponseWriter, *http.Request) error
+	serve func(http.ResponseWriter, *request) error
 }
 
 func (h *handler) routes() []routeEntry {
@@ -60,6 +89,7 @@ func (h *handler) routes() []routeEntry {
 		{Route{"POST", "/v1/games"}, h.handleCreate},
 		{Route{"POST", "/v1/games/{id}/join"}, h.handleJoin},
 		{Route{"GET", "/v1/games/{id}"}, h.handleView},
+		{Route{"GET", "/v1/games/{id}/events"}, h.handleEvents},
 		{Route{"POST", "/v1/games/{id}/actions"}, h.handleAction},
 		{Route{"GET", "/v1/games/{id}/pgn"}, h.handlePGN},
 		{Route{"POST", "/v1/games/{id}/presence"}, h.handlePresence},
@@ -83,12 +113,12 @@ func NewHandler(deps Deps) http.Handler {
 	// Other methods on a known path: 405 with Allow and the JSON error body.
 	for path, methods := range allowed {
 		allow := strings.Join(methods, ", ")
-		h.mux.HandleFunc(path, h.wrap(func(w http.ResponseWriter, r *http.Request) error {
+		h.mux.HandleFunc(path, h.wrap(func(w http.ResponseWriter, r *request) error {
 			w.Header().Set("Allow", allow)
 			return errMethodNotAllowed
 		}))
 	}
-	h.mux.HandleFunc("/", h.wrap(func(w http.ResponseWriter, r *http.Request) error {
+	h.mux.HandleFunc("/", h.wrap(func(w http.ResponseWriter, r *request) error {
 		return errNotFoundRoute
 	}))
 	return h
@@ -96,50 +126,90 @@ func NewHandler(deps Deps) http.Handler {
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
 
-// wrap runs a route handler, recovers panics and turns returned errors into
-// responses.
-func (h *handler) wrap(serve func(http.ResponseWriter, *http.Request) error) http.HandlerFunc {
+// wrap runs a route handler with the request's language, recovers panics
+// and turns returned errors into responses.
+func (h *handler) wrap(serve func(http.ResponseWriter, *request) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		req := &request{Request: r, lang: NegotiateLang(r.Header.Get("Accept-Language"))}
+		w.Header().Set("Content-Language", req.lang.String())
+		w.Header().Add("Vary", "Accept-Language")
 		defer func() {
 			if v := recover(); v != nil {
 				h.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
-				writeAPIError(w, errInternal)
+				writeError(w, describe(errInternal, req.lang))
 			}
 		}()
-		if err := serve(w, r); err != nil {
-			h.respondError(w, r, err)
+		if err := serve(w, req); err != nil {
+			h.respondError(w, req, err)
 		}
 		h.log.Debug("request", "method", r.Method, "path", r.URL.Path, "ms", time.Since(start).Milliseconds())
 	}
 }
 
-// respondError maps any error to its status code and JSON body. Errors the
-// handler does not know are 5xx and are logged; their text never reaches the
-// client.
-func (h *handler) respondError(w http.ResponseWriter, r *http.Request, err error) {
-	var ae *apiError
-	if errors.As(err, &ae) {
-		writeAPIError(w, ae)
-		return
+// respondError writes the response of err. Failures (5xx) are logged with
+// their text, which never reaches the client.
+func (h *handler) respondError(w http.ResponseWriter, r *request, err error) {
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		return // the client went away; nobody reads the answer
 	}
-	if ae := mapServiceError(err); ae != nil {
-		writeAPIError(w, ae)
-		return
+	d := describe(err, r.lang)
+	switch {
+	case d.Status >= 500 && d.Code == "internal":
+		h.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	case d.Status >= 500:
+		h.log.Warn("request not served", "method", r.Method, "path", r.URL.Path, "code", d.Code, "err", err)
 	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		if r.Context().Err() != nil {
-			return // the client went away; nobody reads the answer
-		}
-		h.log.Warn("request timed out", "method", r.Method, "path", r.URL.Path, "err", err)
-		writeAPIError(w, errUnavailable)
-		return
-	}
-	h.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-	writeAPIError(w, errInternal)
+	writeError(w, d)
 }
 
-func (h *handler) handleHealth(w http.ResponseWriter, r *http.Request) error {
+func writeError(w http.ResponseWriter, d described) {
+	writeJSON(w, d.Status, d.body())
+}
+
+// writeJSON writes v as the JSON response body with the given status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		body = []byte(`{"error":{"code":"internal","message":"` + Korean.message("internal") + `"}}`)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// maxBodyBytes is the largest request body accepted (SPEC §5: larger → 413).
+const maxBodyBytes = 64 << 10
+
+// readBody reads the request body up to maxBodyBytes.
+func readBody(w http.ResponseWriter, r *request) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, errBodyTooLarge
+		}
+		return nil, errBadBody
+	}
+	return body, nil
+}
+
+func (h *handler) handleHealth(w http.ResponseWriter, r *request) error {
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "time": time.Now().UTC().Format(time.RFC3339)})
+	return nil
+}
+
+// checkAPIKey enforces the AI endpoint's key when one is configured.
+func (h *handler) checkAPIKey(r *request) error {
+	if h.deps.AIAPIKey == "" {
+		return nil
+	}
+	got := r.Header.Get("X-Api-Key")
+	if subtle.ConstantTimeCompare([]byte(got), []byte(h.deps.AIAPIKey)) != 1 {
+		return errBadAPIKey
+	}
 	return nil
 }

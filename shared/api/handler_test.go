@@ -66,12 +66,12 @@ func TestPositions(t *testing.T) {
 			}
 		}},
 		{name: "standard castling written e1g1", body: map[string]any{"fen": "4k3/8/8/8/8/8/8/4K2R w K - 0 1"}, status: 200, check: func(t *testing.T, r response) {
-			if !strings.Contains(string(r.body), `"uci":"e1g1","san":"O-O","from":"e1","to":"g1","castle":"king"`) {
+			if !strings.Contains(string(r.body), `"from":"e1","to":"g1","castle":"king","uci":"e1g1","san":"O-O"`) {
 				t.Errorf("castling entry missing: %s", r.body)
 			}
 		}},
 		{name: "promotion fields", body: map[string]any{"fen": "4k3/1P6/8/8/8/8/8/4K3 w - - 0 1"}, status: 200, check: func(t *testing.T, r response) {
-			if !strings.Contains(string(r.body), `"uci":"b7b8q","san":"b8=Q+","from":"b7","to":"b8","promotion":"q"`) {
+			if !strings.Contains(string(r.body), `"from":"b7","to":"b8","promotion":"q","uci":"b7b8q","san":"b8=Q+"`) {
 				t.Errorf("promotion entry missing: %s", r.body)
 			}
 		}},
@@ -81,11 +81,11 @@ func TestPositions(t *testing.T) {
 			}
 		}},
 		{name: "bad fen", body: map[string]any{"fen": "8/8/8/8/8/8/8/8 w - - 0 1"}, status: 400, code: "invalid_fen", field: "fen"},
-		{name: "bad variant", body: map[string]any{"variant": "crazyhouse"}, status: 400, code: "invalid_variant", field: "variant"},
+		{name: "bad variant", body: map[string]any{"variant": "crazyhouse"}, status: 400, code: "invalid_field", field: "variant"},
 		{name: "960 fen as standard", body: map[string]any{"fen": "1r4kr/8/8/8/8/8/8/1R4KR w HBhb - 0 1", "variant": "standard"}, status: 400, code: "invalid_fen", field: "fen"},
 		{name: "illegal move", body: map[string]any{"moves": []string{"e2e4", "e7e4"}}, status: 422, code: "illegal_move", field: "moves.1"},
 		{name: "move into check", body: map[string]any{"fen": "4k3/8/8/8/8/8/5r2/4K3 w - - 0 1", "moves": []string{"e1e2"}}, status: 422, code: "king_in_check", field: "moves.0"},
-		{name: "malformed move", body: map[string]any{"moves": []string{"xx"}}, status: 400, code: "invalid_move", field: "moves.0"},
+		{name: "malformed move", body: map[string]any{"moves": []string{"xx"}}, status: 400, code: "invalid_field", field: "moves.0"},
 		{name: "unknown field", body: map[string]any{"fen2": "x"}, status: 400, code: "unknown_field", field: "fen2"},
 		{name: "wrong type", body: map[string]any{"moves": "e2e4"}, status: 400, code: "invalid_field", field: "moves"},
 		{name: "not json", body: "{", status: 400, code: "invalid_json"},
@@ -189,8 +189,17 @@ func TestCreateJoinView(t *testing.T) {
 	// Auth errors.
 	other, _ := a.createHumanGame(nil)
 	a.do("GET", "/v1/games/"+id, other.token, nil).expect(t, http.StatusForbidden)
-	a.do("GET", "/v1/games/"+id, "st_madeup", nil).expect(t, http.StatusForbidden)
-	a.do("GET", "/v1/games/"+id+"/pgn", "st_madeup", nil).expect(t, http.StatusForbidden)
+	// A made-up token of the issued form is no seat here: 403; a token
+	// not of that form is malformed: 401 (SPEC §15).
+	madeUp := "st_" + strings.Repeat("A", 43)
+	a.do("GET", "/v1/games/"+id, madeUp, nil).expect(t, http.StatusForbidden)
+	a.do("GET", "/v1/games/"+id+"/pgn", madeUp, nil).expect(t, http.StatusForbidden)
+	for _, malformed := range []string{"st_madeup", madeUp + " extra", "pt_" + strings.Repeat("A", 42)} {
+		r := a.do("GET", "/v1/games/"+id, malformed, nil).expect(t, http.StatusUnauthorized)
+		if code, _ := r.errorCode(); code != "invalid_token" {
+			t.Errorf("malformed token %q: code %q; want invalid_token", malformed, code)
+		}
+	}
 	req := a.do("GET", "/v1/games/nosuchgameatall", "", nil).expect(t, http.StatusNotFound)
 	if code, _ := req.errorCode(); code != "game_not_found" {
 		t.Errorf("unknown game code = %q", code)
@@ -208,9 +217,9 @@ func TestCreateValidation(t *testing.T) {
 		field string
 	}{
 		{"bad time control", map[string]any{"options": map[string]any{"timeControl": "91+0"}}, "invalid_field", "options.timeControl"},
-		{"unknown option", map[string]any{"options": map[string]any{"speed": 1}}, "invalid_field", "options.speed"},
+		{"unknown option", map[string]any{"options": map[string]any{"speed": 1}}, "unknown_field", "options.speed"},
 		{"unknown opponent type", map[string]any{"opponent": map[string]any{"type": "dog"}}, "invalid_field", "opponent.type"},
-		{"ai without level", map[string]any{"opponent": map[string]any{"type": "ai"}}, "invalid_field", "opponent.level"},
+		{"ai without level", map[string]any{"opponent": map[string]any{"type": "ai"}}, "missing_field", "opponent.level"},
 		{"ai bad level", map[string]any{"opponent": map[string]any{"type": "ai", "level": "god"}}, "invalid_field", "opponent.level"},
 		{"unknown nested field", map[string]any{"player": map[string]any{"nick": "x"}}, "unknown_field", "player.nick"},
 		{"long name", map[string]any{"player": map[string]any{"name": strings.Repeat("가", 41)}}, "invalid_field", "player.name"},
@@ -251,7 +260,7 @@ func TestActions(t *testing.T) {
 	}{
 		{"not your turn", black, map[string]any{"type": "move", "payload": map[string]any{"uci": "e7e5"}}, 422, "not_your_turn", "", "지금은 상대 차례예요"},
 		{"illegal move", white, map[string]any{"type": "move", "payload": map[string]any{"from": "e2", "to": "e5"}}, 422, "illegal_move", "", "그 기물은 그렇게 움직일 수 없어요"},
-		{"unknown payload field", white, map[string]any{"type": "move", "payload": map[string]any{"uci": "e2e4", "x": 1}}, 400, "invalid_field", "payload.x", ""},
+		{"unknown payload field", white, map[string]any{"type": "move", "payload": map[string]any{"uci": "e2e4", "x": 1}}, 400, "unknown_field", "payload.x", ""},
 		{"bad square", white, map[string]any{"type": "move", "payload": map[string]any{"from": "e9", "to": "e4"}}, 400, "invalid_field", "payload.from", ""},
 		{"unknown type", white, map[string]any{"type": "teleport"}, 400, "invalid_field", "type", ""},
 		{"missing type", white, map[string]any{"payload": map[string]any{}}, 400, "missing_field", "type", ""},

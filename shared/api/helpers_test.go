@@ -60,13 +60,13 @@ func newTestAPI(t *testing.T, mutate ...func(*Deps)) *testAPI {
 	svc, err := service.New(service.Config{
 		Store:     store,
 		AITrigger: trigger,
-		AIMover:   pool,
+		Engine:    pool,
 		Now:       clock.Now,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	deps := Deps{Games: svc, Searcher: pool, LongPollMax: 2 * time.Second}
+	deps := Deps{Games: svc, LongPollMax: 2 * time.Second}
 	for _, m := range mutate {
 		m(&deps)
 	}

@@ -1,6 +1,7 @@
 package chess
 
 import (
+	"math/bits"
 	"strconv"
 	"strings"
 )
@@ -270,66 +271,83 @@ func (p *Position) parseCastling(field string, v Variant) (chess960 bool, err er
 // standard games, Shredder-FEN (rook files, e.g. HAha) for Chess960. The
 // en-passant field names a square only when a legal capture exists.
 func (p *Position) FEN() string {
-	var b strings.Builder
-	b.Grow(90)
-	p.writeKey(&b)
-	b.WriteByte(' ')
-	b.WriteString(strconv.Itoa(int(p.halfmove)))
-	b.WriteByte(' ')
-	b.WriteString(strconv.Itoa(int(p.fullmove)))
-	return b.String()
+	var buf [96]byte
+	return string(p.AppendFEN(buf[:0]))
+}
+
+// AppendFEN appends the FEN of the position to b and returns the extended
+// slice. Replaying a stored game writes one FEN per move; appending into one
+// buffer makes that a single allocation for the whole game.
+func (p *Position) AppendFEN(b []byte) []byte {
+	b = p.AppendRepetitionKey(b)
+	b = append(b, ' ')
+	b = strconv.AppendUint(b, uint64(p.halfmove), 10)
+	b = append(b, ' ')
+	return strconv.AppendUint(b, uint64(p.fullmove), 10)
 }
 
 // RepetitionKey returns the first four FEN fields (placement, side to move,
 // castling rights and the en-passant square only when a legal en-passant
 // capture exists): two positions are the same for the repetition rules
-// (FIDE 9.2, seeds/000 §8.1) exactly when their keys are equal.
+// (FIDE 9.2, seeds/000 §8.1) exactly when their keys are equal, and then
+// their Hash values are equal too, so counting repetitions by Hash is the
+// same rule without building the text.
 func (p *Position) RepetitionKey() string {
-	var b strings.Builder
-	b.Grow(80)
-	p.writeKey(&b)
-	return b.String()
+	var buf [96]byte
+	return string(p.AppendRepetitionKey(buf[:0]))
 }
 
-func (p *Position) writeKey(b *strings.Builder) {
+// fenLetters maps a Piece (type in the low three bits, colour in bit 3) to
+// its FEN letter without the branches of Piece.Letter.
+const fenLetters = "?PNBRQK??pnbrqk?"
+
+// AppendRepetitionKey appends RepetitionKey to b. It walks the occupied
+// squares rank by rank, so empty runs cost nothing.
+func (p *Position) AppendRepetitionKey(b []byte) []byte {
+	occupied := p.pieces[0]
 	for rank := 7; rank >= 0; rank-- {
-		empty := 0
-		for file := 0; file < 8; file++ {
-			pc := p.board[NewSquare(file, rank)]
-			if pc == NoPiece {
-				empty++
-				continue
+		row := uint8(occupied >> (8 * rank))
+		file := 0
+		for row != 0 {
+			f := bits.TrailingZeros8(row)
+			if f > file {
+				b = append(b, byte('0'+f-file))
 			}
-			if empty > 0 {
-				b.WriteByte(byte('0' + empty))
-				empty = 0
-			}
-			b.WriteByte(pc.Letter())
+			b = append(b, fenLetters[p.board[8*rank+f]&15])
+			row &= row - 1
+			file = f + 1
 		}
-		if empty > 0 {
-			b.WriteByte(byte('0' + empty))
+		if file < 8 {
+			b = append(b, byte('0'+8-file))
 		}
 		if rank > 0 {
-			b.WriteByte('/')
+			b = append(b, '/')
 		}
 	}
 	if p.side == White {
-		b.WriteString(" w ")
+		b = append(b, " w "...)
 	} else {
-		b.WriteString(" b ")
+		b = append(b, " b "...)
 	}
-	b.WriteString(p.CastlingString())
-	b.WriteByte(' ')
-	b.WriteString(p.ep.String())
+	b = p.appendCastling(b)
+	b = append(b, ' ')
+	if p.ep == NoSquare {
+		return append(b, '-')
+	}
+	return append(b, 'a'+byte(p.ep.File()), '1'+byte(p.ep.Rank()))
 }
 
 // CastlingString returns the castling field: KQkq style for standard games,
 // Shredder-FEN file letters for Chess960, "-" when no right remains.
 func (p *Position) CastlingString() string {
+	var buf [8]byte
+	return string(p.appendCastling(buf[:0]))
+}
+
+func (p *Position) appendCastling(b []byte) []byte {
 	if p.castleRooks == 0 {
-		return "-"
+		return append(b, '-')
 	}
-	var out []byte
 	for _, c := range [2]Color{White, Black} {
 		rooks := p.castleRooks & backRank(c)
 		// Descending file order: king side first (HAha, KQ).
@@ -347,8 +365,8 @@ func (p *Position) CastlingString() string {
 			if c == Black {
 				letter += 0x20
 			}
-			out = append(out, letter)
+			b = append(b, letter)
 		}
 	}
-	return string(out)
+	return b
 }

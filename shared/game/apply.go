@@ -1,7 +1,7 @@
 package game
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -9,19 +9,13 @@ import (
 	"chessapi/shared/chess"
 )
 
-// Apply performs action a by the seat of colour by at time now and returns
-// the new state and what happened. It is pure: s is never modified, time
-// comes only from now, and nothing random is drawn. A refused action
-// returns a *RuleError (or an *InputError for move text that is not a move)
-// and no state.
+// act performs action a by the seat of colour by at time now (not
+// committed: Reduce commits). A refused action returns a *RuleError (or an
+// *InputError for move text that is not a move) and no state.
 //
-// Callers apply any due timeout first (ApplyTimeout): while one is due, every
-// action is refused with CodeTimeExpired, which is how a move arriving after
-// the mover's flag is rejected (seeds/000 §8.2: clock first, then legality).
-//
-// On success the version goes up by one and, when a.RequestID is set, the
-// outcome is recorded in the seat's request log.
-func Apply(s *State, by chess.Color, a Action, now time.Time) (*State, []Event, error) {
+// While a timeout is due every action is refused with CodeTimeExpired;
+// Reduce applies a due timeout first, so this only guards direct use.
+func (s *State) act(by chess.Color, a Action, now time.Time) (*State, []Event, error) {
 	if by != chess.White && by != chess.Black {
 		return nil, nil, fmt.Errorf("game: apply: invalid colour %d", uint8(by))
 	}
@@ -31,7 +25,7 @@ func Apply(s *State, by chess.Color, a Action, now time.Time) (*State, []Event, 
 		t := max(now.UnixMilli(), s.CreatedAt)
 		var events []Event
 		next.finish(nil, ReasonAborted, t, &events)
-		return next.commit(by, a.RequestID, events)
+		return next, events, nil
 	}
 	if s.Phase != PhasePlaying {
 		return nil, nil, ruleError(CodeGameNotPlaying)
@@ -40,52 +34,25 @@ func Apply(s *State, by chess.Color, a Action, now time.Time) (*State, []Event, 
 	if s.timeoutDue(t) {
 		return nil, nil, ruleError(CodeTimeExpired)
 	}
-	var (
-		next   *State
-		events []Event
-		err    error
-	)
 	switch a.Type {
 	case ActionMove, ActionCastle:
-		next, events, err = applyMove(s, by, a, t)
+		return applyMove(s, by, a, t)
 	case ActionClaimDraw:
-		next, events, err = claimDraw(s, by, t)
+		return claimDraw(s, by, t)
 	case ActionRequestUndo:
-		next, events, err = requestUndo(s, by, a.Plies, t)
+		return requestUndo(s, by, a.Plies, t)
 	case ActionRespondUndo:
-		next, events, err = respondUndo(s, by, a.Accept, t)
+		return respondUndo(s, by, a.Accept, t)
 	case ActionOfferDraw:
-		next, events, err = offerDraw(s, by, t)
+		return offerDraw(s, by, t)
 	case ActionRespondDraw:
-		next, events, err = respondDraw(s, by, a.Accept, t)
+		return respondDraw(s, by, a.Accept, t)
 	case ActionCancelOffer:
-		next, events, err = cancelOffer(s, by, t)
+		return cancelOffer(s, by, t)
 	case ActionResign:
-		next, events, err = resign(s, by, t)
-	default:
-		return nil, nil, fmt.Errorf("game: apply: unknown action type %d", uint8(a.Type))
+		return resign(s, by, t)
 	}
-	if err != nil {
-		return nil, nil, err
-	}
-	return next.commit(by, a.RequestID, events)
-}
-
-// commit bumps the version and logs the request id.
-func (next *State) commit(by chess.Color, requestID string, events []Event) (*State, []Event, error) {
-	next.Version++
-	if requestID != "" {
-		js, err := json.Marshal(events)
-		if err != nil {
-			return nil, nil, fmt.Errorf("game: record request: %w", err)
-		}
-		log := append(next.Requests[by], AppliedRequest{ID: requestID, Version: next.Version, Events: js})
-		if len(log) > RequestLogSize {
-			log = log[len(log)-RequestLogSize:]
-		}
-		next.Requests[by] = log
-	}
-	return next, events, nil
+	return nil, nil, fmt.Errorf("game: apply: unknown action type %d", uint8(a.Type))
 }
 
 // resolveMove turns move input into a legal move of pos, applying autoQueen
@@ -114,54 +81,49 @@ func resolveMove(pos *chess.Position, in MoveInput, autoQueen bool) (chess.Move,
 		}
 	}
 	if err != nil {
-		return chess.NoMove, moveRefusal(err, field)
+		return chess.NoMove, MoveRefusal(err, field)
 	}
 	return m, nil
 }
 
 func isPromotionRequired(err error) bool {
-	rerr, ok := moveRefusal(err, "").(*RuleError)
-	return ok && rerr.Code == CodePromotionRequired
+	return errors.Is(err, chess.ErrPromotionRequired)
 }
 
 func applyMove(s *State, by chess.Color, a Action, t int64) (*State, []Event, error) {
 	if by != s.Turn() {
 		return nil, nil, ruleError(CodeNotYourTurn)
 	}
-	pos, err := s.Position()
-	if err != nil {
-		return nil, nil, err
-	}
-	var m chess.Move
+	var (
+		m   chess.Move
+		err error
+	)
 	if a.Type == ActionCastle {
-		m, err = pos.CastlingMove(a.Castle)
+		m, err = s.pos.CastlingMove(a.Castle)
 		if err != nil {
-			err = moveRefusal(err, "payload.side")
+			err = MoveRefusal(err, "payload.side")
 		}
 	} else {
-		m, err = resolveMove(pos, a.Move, s.Options.AutoQueen)
+		m, err = resolveMove(&s.pos, a.Move, s.Options.AutoQueen)
 	}
 	if err != nil {
 		return nil, nil, err
 	}
 	next := s.clone()
 	var events []Event
-	next.playMove(pos, m, t, &events)
+	next.playMove(m, t, &events)
 	return next, events, nil
 }
 
-// playMove plays the legal move m of pos (the current position) at t in the
+// playMove plays the legal move m of the current position at t in the
 // order of seeds/000 §8.2: clock charge, the move, the increment, pending
 // requests, end checks in priority order, then claimable.
-func (s *State) playMove(pos *chess.Position, m chess.Move, t int64, events *[]Event) {
-	mover := pos.Turn()
+func (s *State) playMove(m chess.Move, t int64, events *[]Event) {
+	mover := s.pos.Turn()
 	s.chargeTurn(t)
 
-	rec, child := playRecord(pos, m, t)
-	s.Moves = append(s.Moves, rec)
-	s.FEN = rec.FENAfter
-	key := repetitionKey(rec.FENAfter)
-	s.Repetition[key]++
+	rec := s.play(m, t)
+	child := &s.pos
 	ply := len(s.Moves)
 	ev := Event{Type: EventMoved, Color: mover.String(), At: t, Ply: ply, UCI: rec.UCI, SAN: rec.SAN, Check: child.InCheck()}
 	if rec.Captured != chess.NoPieceType {
@@ -189,20 +151,22 @@ func (s *State) playMove(pos *chess.Position, m chess.Move, t int64, events *[]E
 
 	s.settleRequestsAfterMove(mover, t, events)
 
-	if s.endChecks(&child, mover, key, t, events) {
+	if s.endChecks(mover, t, events) {
 		return
 	}
 	if child.InCheck() {
 		*events = append(*events, Event{Type: EventCheck, Color: mover.Other().String(), At: t, Ply: ply})
 	}
-	s.updateClaimable(&child, key)
+	s.updateClaimable()
 	if s.Claimable != nil {
 		*events = append(*events, Event{Type: EventDrawClaimable, Color: mover.Other().String(), At: t, Ply: ply, Reason: string(*s.Claimable)})
 	}
 }
 
-// playRecord plays m on a copy of pos and describes it.
-func playRecord(pos *chess.Position, m chess.Move, t int64) (MoveRecord, chess.Position) {
+// play plays the legal move m on the live position at t and records it:
+// the move list, the FEN after it and the position's hash.
+func (s *State) play(m chess.Move, t int64) MoveRecord {
+	pos := &s.pos
 	rec := MoveRecord{UCI: pos.UCI(m), SAN: pos.SAN(m), Color: pos.Turn(), At: t}
 	switch {
 	case m.IsEnPassant():
@@ -210,25 +174,12 @@ func playRecord(pos *chess.Position, m chess.Move, t int64) (MoveRecord, chess.P
 	case !m.IsCastling():
 		rec.Captured = pos.PieceAt(m.To()).Type()
 	}
-	child := *pos
-	child.Play(m)
-	rec.FENAfter = child.FEN()
-	return rec, child
-}
-
-// repetitionKey returns the first four fields of a FEN written by the rules
-// package, which equal Position.RepetitionKey.
-func repetitionKey(fen string) string {
-	spaces := 0
-	for i := 0; i < len(fen); i++ {
-		if fen[i] == ' ' {
-			spaces++
-			if spaces == 4 {
-				return fen[:i]
-			}
-		}
-	}
-	return fen
+	pos.Play(m)
+	rec.FENAfter = pos.FEN()
+	s.Moves = append(s.Moves, rec)
+	s.FEN = rec.FENAfter
+	s.hashes = append(s.hashes, pos.Hash())
+	return rec
 }
 
 // settleRequestsAfterMove resolves pending requests when mover moves: a
@@ -254,12 +205,12 @@ func (s *State) settleRequestsAfterMove(mover chess.Color, t int64, events *[]Ev
 // endChecks ends the game if the position after mover's move is terminal,
 // in the priority of seeds/000 §8.2: checkmate > stalemate > insufficient
 // material > 75-move > fivefold > (drawMode auto) 50-move > threefold.
-// key is the new position's repetition key.
-func (s *State) endChecks(child *chess.Position, mover chess.Color, key string, t int64, events *[]Event) bool {
+func (s *State) endChecks(mover chess.Color, t int64, events *[]Event) bool {
+	child := &s.pos
 	ply := len(s.Moves)
 	auto := s.Options.DrawMode == DrawAuto
 	halfmove := child.HalfmoveClock()
-	reps := s.Repetition[key]
+	reps := s.repetitions()
 	noMoves := child.CountMoves() == 0
 	switch {
 	case noMoves && child.InCheck():
@@ -285,16 +236,16 @@ func (s *State) endChecks(child *chess.Position, mover chess.Color, key string, 
 }
 
 // updateClaimable sets what the side to move may claim in drawMode fide.
-func (s *State) updateClaimable(pos *chess.Position, key string) {
+func (s *State) updateClaimable() {
 	s.Claimable = nil
 	if s.Phase != PhasePlaying || s.Options.DrawMode != DrawFIDE {
 		return
 	}
 	var c Claim
 	switch {
-	case pos.HalfmoveClock() >= 100:
+	case s.pos.HalfmoveClock() >= 100:
 		c = ClaimFiftyMove
-	case s.Repetition[key] >= 3:
+	case s.repetitions() >= 3:
 		c = ClaimThreefold
 	default:
 		return
@@ -352,7 +303,11 @@ func requestUndo(s *State, by chess.Color, plies int, t int64) (*State, []Event,
 	next.Undo.Pending = &UndoRequest{By: by, Plies: plies}
 	events := []Event{{Type: EventUndoRequested, Color: by.String(), At: t, Plies: plies}}
 	if next.aiOpponent(by) {
-		events = append(events, next.takeBack(t))
+		ev, err := next.takeBack(t)
+		if err != nil {
+			return nil, nil, err
+		}
+		events = append(events, ev)
 	}
 	return next, events, nil
 }
@@ -367,19 +322,25 @@ func respondUndo(s *State, by chess.Color, accept bool, t int64) (*State, []Even
 		next.Undo.Pending = nil
 		return next, []Event{{Type: EventUndoDeclined, Color: by.String(), At: t, Plies: p.Plies}}, nil
 	}
-	return next, []Event{next.takeBack(t)}, nil
+	ev, err := next.takeBack(t)
+	if err != nil {
+		return nil, nil, err
+	}
+	return next, []Event{ev}, nil
 }
 
 // takeBack carries out the pending undo request at t: the moves are removed
-// and the position, repetition table and claimable are rebuilt from the
+// and the position, repetition history and claimable are rebuilt from the
 // moves that remain (seeds/000 §8.2). The clock is not rewound: the side
 // that was to move is charged up to t, and the side to move afterwards
 // starts its turn at t.
-func (s *State) takeBack(t int64) Event {
+func (s *State) takeBack(t int64) (Event, error) {
 	p := *s.Undo.Pending
 	s.chargeTurn(t)
 	s.Moves = s.Moves[:len(s.Moves)-p.Plies]
-	s.rebuildFromMoves()
+	if err := s.replayLive(); err != nil {
+		return Event{}, err
+	}
 	s.Clock.Started = PerColor[bool]{}
 	for _, m := range s.Moves {
 		s.Clock.Started[m.Color] = true
@@ -390,25 +351,33 @@ func (s *State) takeBack(t int64) Event {
 	s.Clock.TurnStartedAt = t
 	s.Undo.UsedBy[p.By]++
 	s.Undo.Pending = nil
-	return Event{Type: EventUndoAccepted, Color: p.By.Other().String(), At: t, Plies: p.Plies, Ply: len(s.Moves)}
+	return Event{Type: EventUndoAccepted, Color: p.By.Other().String(), At: t, Plies: p.Plies, Ply: len(s.Moves)}, nil
 }
 
-// rebuildFromMoves sets FEN, Repetition and Claimable from StartFEN and the
-// recorded positions after each move.
-func (s *State) rebuildFromMoves() {
+// replayLive rebuilds the live position, the hashes, FEN and claimable by
+// replaying the recorded moves from StartFEN (after a take-back). The moves
+// were legal when played, so an error means a corrupt state.
+func (s *State) replayLive() error {
+	pos, err := chess.ParseFENVariant(s.StartFEN, s.Options.Variant.chess())
+	if err != nil {
+		return fmt.Errorf("game: replay: start position: %w", err)
+	}
+	s.hashes = append(s.hashes[:0:0], pos.Hash())
+	for i, rec := range s.Moves {
+		m, err := pos.DecodeStoredUCI(rec.UCI)
+		if err != nil {
+			return fmt.Errorf("game: replay: ply %d: %w", i+1, err)
+		}
+		pos.Play(m)
+		s.hashes = append(s.hashes, pos.Hash())
+	}
+	s.pos = *pos
 	s.FEN = s.StartFEN
 	if n := len(s.Moves); n > 0 {
 		s.FEN = s.Moves[n-1].FENAfter
 	}
-	s.Repetition = make(map[string]int, len(s.Moves)+1)
-	s.Repetition[repetitionKey(s.StartFEN)]++
-	for _, m := range s.Moves {
-		s.Repetition[repetitionKey(m.FENAfter)]++
-	}
-	s.Claimable = nil
-	if pos, err := chess.ParseFENVariant(s.FEN, s.Options.Variant.chess()); err == nil {
-		s.updateClaimable(pos, repetitionKey(s.FEN))
-	}
+	s.updateClaimable()
+	return nil
 }
 
 // ownMovesSince counts c's moves after the first ply plies.

@@ -16,29 +16,25 @@ func moveRequestFixture(b *testing.B, plies int) ([]byte, Action, time.Time) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	pos, err := s.Position()
-	if err != nil {
-		b.Fatal(err)
-	}
+	pos := s.Position()
 	next := Action{Type: ActionMove, Move: MoveInput{UCI: pos.UCI(pos.LegalMoves()[0])}, RequestID: "bench-request"}
 	return stored, next, time.UnixMilli(s.Clock.TurnStartedAt + 1500)
 }
 
 // moveRequest is the reducer's share of one move request in the service:
-// decode the stored state, apply any due timeout, look the request id up,
-// apply the move, build the mover's and the opponent's views and encode
+// decode the stored state, look the request id up, reduce the move (with
+// any due timeout), build the mover's and the opponent's views and encode
 // the new state.
 func moveRequest(b *testing.B, stored []byte, a Action, now time.Time) (*View, *View, []byte) {
 	s, err := Decode(stored)
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, _, _ = ApplyTimeout(s, now)
 	by := s.Turn()
 	if _, dup := s.AppliedRequest(by, a.RequestID); dup {
 		b.Fatal("request already applied")
 	}
-	next, _, err := Apply(s, by, a, now)
+	next, _, err := Reduce(s, Act{By: by, Action: a}, now)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -32,6 +32,8 @@ const (
 	causeClock      = "clock"
 	causeIdle       = "idle"
 	causeDisconnect = "disconnect"
+	// causeAIUnavailable: an AI seat never answered (AIForfeit).
+	causeAIUnavailable = "aiUnavailable"
 )
 
 // fullMs is the time a side starts with (and, per-move, each move's time).
@@ -87,13 +89,14 @@ func (s *State) timeoutDue(t int64) bool {
 	return ok && t >= at && s.Seats[s.Turn()].AI == ""
 }
 
-// ApplyTimeout applies the timeout of seeds/000 §8.5 if it is due at now,
-// as of the deadline (the clock is accounted at the deadline, not at now):
-// a side that has not made its first move aborts the game; otherwise a
-// per-move clock spends extensions while it has them, and a side out of
-// time loses, or draws (timeoutVsInsufficient) when the opponent cannot
-// mate. It reports false, returning s itself, when nothing is due.
-func ApplyTimeout(s *State, now time.Time) (*State, []Event, bool) {
+// timeout applies the timeout of seeds/000 §8.5 if it is due at now, as of
+// the deadline (the clock is accounted at the deadline, not at now): a side
+// that has not made its first move aborts the game; otherwise a per-move
+// clock spends extensions while it has them, and a side out of time loses,
+// or draws (timeoutVsInsufficient) when the opponent cannot mate (FIDE
+// 6.9). It reports false, returning s itself, when nothing is due. The new
+// state is not committed (Reduce commits).
+func (s *State) timeout(now time.Time) (*State, []Event, bool) {
 	t := now.UnixMilli()
 	if !s.timeoutDue(t) {
 		return s, nil, false
@@ -119,14 +122,30 @@ func ApplyTimeout(s *State, now time.Time) (*State, []Event, bool) {
 			break
 		}
 		winner, reason := colorPtr(turn.Other()), ReasonTimeLoss
-		if pos, err := next.Position(); err == nil && pos.CannotMate(turn.Other()) {
+		if next.pos.CannotMate(turn.Other()) {
 			winner, reason = nil, ReasonTimeoutVsInsufficient
 		}
 		next.finish(winner, reason, at, &events)
 		break
 	}
-	next.Version++
 	return next, events, true
+}
+
+// aiForfeit ends the game on an AI seat's turn as if its time ran out now.
+func (s *State) aiForfeit(now time.Time) (*State, []Event, error) {
+	if _, ok := s.AITurn(); !ok {
+		return nil, nil, ruleError(CodeGameNotPlaying)
+	}
+	next := s.clone()
+	turn := next.Turn()
+	t := max(now.UnixMilli(), s.Clock.TurnStartedAt)
+	events := []Event{{Type: EventTimeout, Color: turn.String(), At: t, Reason: causeAIUnavailable, Ply: len(next.Moves)}}
+	winner, reason := colorPtr(turn.Other()), ReasonTimeLoss
+	if next.pos.CannotMate(turn.Other()) {
+		winner, reason = nil, ReasonTimeoutVsInsufficient
+	}
+	next.finish(winner, reason, t, &events)
+	return next, events, nil
 }
 
 // chargeTurn accounts the side to move's time up to t (clamped at zero: an
@@ -153,17 +172,16 @@ func (s *State) remainingAt(t int64) PerColor[int64] {
 	return r
 }
 
-// SetPresence records that the seat of colour c connected or disconnected
-// at now (seeds/000 §8.5 disconnect grace). It reports false, returning s
-// itself, when nothing changes: the presence is already so, the seat is
-// empty or an AI, the game is finished, or a timeout is due (callers apply
-// ApplyTimeout first).
-func SetPresence(s *State, c chess.Color, connected bool, now time.Time) (*State, []Event, bool) {
+// setPresence records that the seat of colour c connected or disconnected
+// at now (seeds/000 §8.5 disconnect grace). It returns s itself when nothing
+// changes: the presence is already so, the seat is empty or an AI, the game
+// is finished, or a timeout is due (Reduce applies it first).
+func (s *State) setPresence(c chess.Color, connected bool, now time.Time) (*State, []Event) {
 	c &= 1
 	seat := s.Seats[c]
 	t := max(now.UnixMilli(), s.Clock.TurnStartedAt)
 	if s.Phase == PhaseFinished || !seat.taken() || seat.AI != "" || seat.Connected == connected || s.timeoutDue(t) {
-		return s, nil, false
+		return s, nil
 	}
 	next := s.clone()
 	ev := Event{Type: EventPlayerReconnected, Color: c.String(), At: t}
@@ -173,6 +191,5 @@ func SetPresence(s *State, c chess.Color, connected bool, now time.Time) (*State
 		next.Seats[c].Connected, next.Seats[c].DisconnectedAt = false, t
 		ev.Type = EventPlayerDisconnected
 	}
-	next.Version++
-	return next, []Event{ev}, true
+	return next, []Event{ev}
 }

@@ -8,20 +8,23 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/klauspost/compress/zstd"
 
 	"chessapi/shared/chess"
 )
 
 // Stored form. Encode writes a format byte and then the JSON of
-// storedState followed by the request log: the state without anything that
-// replaying the moves from the start position rebuilds (FEN, repetition
-// table, claimable, each move's FEN, the result's ranking and summary).
-// Moves, their SAN and their times are three compact fields (space-separated
-// UCI and SAN, time deltas), so a 1,000-ply game is about 20 KB; bigger
-// states are DEFLATE-compressed. Decode replays the moves, which also
+// storedState followed by the logs (request ids, changes): the state
+// without anything that replaying the moves from the start position
+// rebuilds (FEN, position history, claimable, each move's FEN, the
+// result's ranking). Moves, their SAN and their times are three compact
+// fields (space-separated UCI and SAN, time deltas). Anything past a
+// kilobyte is Zstandard-compressed. Decode replays the moves, which also
 // validates them.
 //
 // Decode also reads the plain JSON of a State (first byte '{'): stateVersion
@@ -31,12 +34,16 @@ import (
 // Format bytes of the stored form.
 const (
 	formatPlain   byte = 1 // JSON header, newline, request log
-	formatDeflate byte = 2 // the same, DEFLATE-compressed
+	formatDeflate byte = 2 // the same, DEFLATE-compressed (read only: older records)
+	formatZstd    byte = 3 // the same, Zstandard-compressed
 )
 
-// compressAbove is the plain size from which Encode compresses. Below it,
-// compressing costs more time than the few kilobytes it saves are worth.
-const compressAbove = 16 << 10
+// compressAbove is the plain size from which Encode compresses. DynamoDB
+// bills writes per started kilobyte, and Zstandard at its fastest level
+// costs tens of microseconds for a long game (BenchmarkEncode300) while
+// saving about three quarters of the bytes, so anything past the first
+// kilobyte is worth compressing.
+const compressAbove = 1 << 10
 
 type storedState struct {
 	StateVersion  int            `json:"sv"`
@@ -47,16 +54,18 @@ type storedState struct {
 	Seats         PerColor[Seat] `json:"seats"`
 	Chess960Index *int           `json:"n,omitempty"`
 	StartFEN      string         `json:"sf,omitempty"` // only if not the variant's start
-	Moves         string         `json:"m"`            // UCI, space-separated
-	SANs          string         `json:"san"`          // SAN, space-separated
-	MoveDeltas    string         `json:"mt"`           // move times: deltas from CreatedAt, then from the previous move
-	Phase         Phase          `json:"p"`
-	Clock         Clock          `json:"clock"`
-	Undo          UndoState      `json:"undo"`
-	Draw          DrawState      `json:"draw"`
-	Result        *storedResult  `json:"r,omitempty"`
-	RNG           RNG            `json:"rng"`
-	Rematch       Rematch        `json:"rematch"`
+	// Moves, SANs and MoveDeltas are the moves in records written before
+	// the moves section existed (see appendLogs); empty since.
+	Moves      string        `json:"m,omitempty"`   // UCI, space-separated
+	SANs       string        `json:"san,omitempty"` // SAN, space-separated
+	MoveDeltas string        `json:"mt,omitempty"`  // move times: deltas from CreatedAt, then from the previous move
+	Phase      Phase         `json:"p"`
+	Clock      Clock         `json:"clock"`
+	Undo       UndoState     `json:"undo"`
+	Draw       DrawState     `json:"draw"`
+	Result     *storedResult `json:"r,omitempty"`
+	RNG        RNG           `json:"rng"`
+	Rematch    Rematch       `json:"rematch"`
 }
 
 // storedOptions is Options without its strict JSON reader: stored options
@@ -70,15 +79,32 @@ type storedResult struct {
 }
 
 var (
-	flateWriters = sync.Pool{New: func() any {
-		w, _ := flate.NewWriter(nil, flate.BestSpeed)
-		return w
-	}}
+	// One encoder and decoder serve every goroutine (EncodeAll and
+	// DecodeAll are safe for concurrent use); their windows are small
+	// because a state is at most a few hundred kilobytes.
+	zstdEncoder, _ = zstd.NewWriter(nil,
+		zstd.WithEncoderLevel(zstd.SpeedFastest),
+		zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)),
+		zstd.WithLowerEncoderMem(true),
+		zstd.WithWindowSize(1<<20))
+	zstdDecoder, _ = zstd.NewReader(nil,
+		zstd.WithDecoderConcurrency(runtime.GOMAXPROCS(0)),
+		zstd.WithDecoderMaxMemory(maxStateJSON),
+		zstd.WithDecoderLowmem(true))
 	flateReaders = sync.Pool{New: func() any { return flate.NewReader(nil) }}
 )
 
 // Encode returns the stored form of s.
 func Encode(s *State) ([]byte, error) {
+	plain, err := encodePlain(s)
+	if err != nil {
+		return nil, err
+	}
+	return compress(plain)
+}
+
+// encodePlain returns the uncompressed stored form (formatPlain).
+func encodePlain(s *State) ([]byte, error) {
 	st := storedState{
 		StateVersion:  StateVersion,
 		GameID:        s.GameID,
@@ -97,22 +123,6 @@ func Encode(s *State) ([]byte, error) {
 	if derived, err := variantStartFEN(s.Options.Variant, s.Chess960Index); err != nil || derived != s.StartFEN {
 		st.StartFEN = s.StartFEN
 	}
-	ucis := make([]byte, 0, len(s.Moves)*6)
-	sans := make([]byte, 0, len(s.Moves)*5)
-	deltas := make([]byte, 0, len(s.Moves)*5)
-	prev := s.CreatedAt
-	for i, m := range s.Moves {
-		if i > 0 {
-			ucis = append(ucis, ' ')
-			sans = append(sans, ' ')
-			deltas = append(deltas, ' ')
-		}
-		ucis = append(ucis, m.UCI...)
-		sans = append(sans, m.SAN...)
-		deltas = strconv.AppendInt(deltas, m.At-prev, 10)
-		prev = m.At
-	}
-	st.Moves, st.SANs, st.MoveDeltas = string(ucis), string(sans), string(deltas)
 	if r := s.Result; r != nil {
 		st.Result = &storedResult{Winner: r.Winner, Reason: r.Reason, EndedAt: r.EndedAt}
 	}
@@ -120,76 +130,283 @@ func Encode(s *State) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("game: encode state: %w", err)
 	}
-	plain := make([]byte, 0, len(js)+1+64*len(s.Requests[0])+64*len(s.Requests[1]))
+	logBytes := 0
+	for _, c := range s.Changes {
+		logBytes += len(c.Events) + 32
+	}
+	for _, r := range s.Requests {
+		for _, e := range r {
+			logBytes += len(e.ID) + len(e.Hash) + len(e.Events) + 32
+		}
+	}
+	plain := make([]byte, 0, len(js)+2+16*len(s.Moves)+logBytes)
 	plain = append(plain, formatPlain)
 	plain = append(plain, js...)
-	plain = appendRequestLog(append(plain, '\n'), &s.Requests)
+	plain = appendMoves(append(plain, '\n'), s.Moves, s.CreatedAt)
+	plain = appendLogs(plain, &s.Requests, s.Changes)
+	return plain, nil
+}
+
+// compress returns plain (formatPlain) as is when it is small, else its
+// compressed form.
+func compress(plain []byte) ([]byte, error) {
 	if len(plain) <= compressAbove {
 		return plain, nil
 	}
-	var buf bytes.Buffer
-	buf.Grow(len(plain)/3 + 16)
-	buf.WriteByte(formatDeflate)
-	w := flateWriters.Get().(*flate.Writer)
-	defer flateWriters.Put(w)
-	w.Reset(&buf)
-	if _, err := w.Write(plain[1:]); err != nil {
-		return nil, fmt.Errorf("game: encode state: %w", err)
-	}
-	if err := w.Close(); err != nil {
-		return nil, fmt.Errorf("game: encode state: %w", err)
-	}
-	return buf.Bytes(), nil
+	out := make([]byte, 1, len(plain)/3+64)
+	out[0] = formatZstd
+	return zstdEncoder.EncodeAll(plain[1:], out), nil
 }
 
-// The request log follows the JSON, one entry after another, without any
-// JSON to scan: "<seat 0|1> <version> <id length> <events length>:" then
-// the id and the events JSON. Lengths make it safe for any id bytes.
-func appendRequestLog(b []byte, log *PerColor[[]AppliedRequest]) []byte {
-	for c, entries := range log {
+// The logs follow the JSON, one entry after another, without any JSON to
+// scan; lengths make them safe for any bytes.
+//
+//	change entry:  "c<version> <at> <events len>:" events
+//	request entry: "h<seat 0|1> <version> <id len> <hash len> <events len>:" id hash events
+//	request entry whose events are its version's change entry (no copy):
+//	               "r<seat 0|1> <version> <id len> <hash len>:" id hash
+//
+// Entries written before request fingerprints existed have no tag and no
+// hash: "<seat> <version> <id len> <events len>:" id events.
+func appendLogs(b []byte, requests *PerColor[[]AppliedRequest], changes []Change) []byte {
+	for _, ch := range changes {
+		b = append(b, 'c')
+		b = strconv.AppendInt(b, ch.Version, 10)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, ch.At, 10)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, int64(len(ch.Events)), 10)
+		b = append(b, ':')
+		b = append(b, ch.Events...)
+	}
+	for c, entries := range requests {
 		for _, r := range entries {
+			shared := false
+			if len(changes) > 0 {
+				if i := r.Version - changes[0].Version; i >= 0 && i < int64(len(changes)) {
+					shared = bytes.Equal(changes[i].Events, r.Events)
+				}
+			}
+			if shared {
+				b = append(b, 'r')
+			} else {
+				b = append(b, 'h')
+			}
 			b = strconv.AppendInt(b, int64(c), 10)
 			b = append(b, ' ')
 			b = strconv.AppendInt(b, r.Version, 10)
 			b = append(b, ' ')
 			b = strconv.AppendInt(b, int64(len(r.ID)), 10)
 			b = append(b, ' ')
-			b = strconv.AppendInt(b, int64(len(r.Events)), 10)
+			b = strconv.AppendInt(b, int64(len(r.Hash)), 10)
+			if !shared {
+				b = append(b, ' ')
+				b = strconv.AppendInt(b, int64(len(r.Events)), 10)
+			}
 			b = append(b, ':')
 			b = append(b, r.ID...)
-			b = append(b, r.Events...)
+			b = append(b, r.Hash...)
+			if !shared {
+				b = append(b, r.Events...)
+			}
 		}
 	}
 	return b
 }
 
-func parseRequestLog(b []byte, log *PerColor[[]AppliedRequest]) error {
+// The moves section comes first after the JSON, as three columns kept as
+// plain text so a decoder reads them without JSON unquoting:
+//
+//	"M<moves> <uci len> <san len> <times len>:" ucis sans times
+//
+// each column space-separated: the moves' UCI, their SAN, and their times
+// as deltas (ms) from CreatedAt, then from the previous move.
+func appendMoves(b []byte, moves []MoveRecord, createdAt int64) []byte {
+	if len(moves) == 0 {
+		return b
+	}
+	var ucis, sans int
+	for _, m := range moves {
+		ucis += len(m.UCI) + 1
+		sans += len(m.SAN) + 1
+	}
+	times := make([]byte, 0, 5*len(moves))
+	prev := createdAt
+	for i, m := range moves {
+		if i > 0 {
+			times = append(times, ' ')
+		}
+		times = strconv.AppendInt(times, m.At-prev, 10)
+		prev = m.At
+	}
+	b = append(b, 'M')
+	b = strconv.AppendInt(b, int64(len(moves)), 10)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, int64(ucis-1), 10)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, int64(sans-1), 10)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, int64(len(times)), 10)
+	b = append(b, ':')
+	for i, m := range moves {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = append(b, m.UCI...)
+	}
+	for i, m := range moves {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = append(b, m.SAN...)
+	}
+	return append(b, times...)
+}
+
+// moveColumns are the stored moves: n moves as space-separated UCI and SAN
+// texts (each one string, so the moves' strings share its bytes) and their
+// times.
+type moveColumns struct {
+	n          int
+	ucis, sans string // sans empty: compute each SAN (JSON forms)
+	ats        []int64
+}
+
+// parseMoves reads the moves section at the front of b, if there is one.
+func parseMoves(b []byte, createdAt int64) (moveColumns, []byte, error) {
+	if len(b) == 0 || b[0] != 'M' {
+		return moveColumns{}, b, nil
+	}
+	n, rest, ok := logNumbers(b[1:], 4)
+	if !ok || n[0] <= 0 || n[1] < 0 || n[2] < 0 || n[3] < 0 || n[1]+n[2]+n[3] > int64(len(rest)) || n[0] > int64(len(rest)) {
+		return moveColumns{}, nil, &DecodeError{Reason: "moves section"}
+	}
+	cols := moveColumns{n: int(n[0]), ucis: string(rest[:n[1]]), sans: string(rest[n[1] : n[1]+n[2]])}
+	times := rest[n[1]+n[2] : n[1]+n[2]+n[3]]
+	ats, err := parseTimes(times, cols.n, createdAt)
+	if err != nil {
+		return moveColumns{}, nil, err
+	}
+	cols.ats = ats
+	return cols, rest[n[1]+n[2]+n[3]:], nil
+}
+
+// parseTimes reads n space-separated move-time deltas into absolute times.
+func parseTimes(b []byte, n int, createdAt int64) ([]int64, error) {
+	ats := make([]int64, n)
+	prev := createdAt
+	for i := range n {
+		end := bytes.IndexByte(b, ' ')
+		if end < 0 {
+			end = len(b)
+		}
+		d, err := strconv.ParseInt(string(b[:end]), 10, 64)
+		if err != nil || (i == n-1) != (end == len(b)) {
+			return nil, &DecodeError{Reason: "move times", Err: err}
+		}
+		prev += d
+		ats[i] = prev
+		b = b[min(end+1, len(b)):]
+	}
+	return ats, nil
+}
+
+// nextToken splits the first space-separated token off s.
+func nextToken(s string) (token, rest string) {
+	if i := strings.IndexByte(s, ' '); i >= 0 {
+		return s[:i], s[i+1:]
+	}
+	return s, ""
+}
+
+// logNumbers reads n space-separated decimal numbers ending with ':' from
+// the front of b.
+func logNumbers(b []byte, n int) ([5]int64, []byte, bool) {
+	var out [5]int64
+	for i := range n {
+		end := 0
+		neg := false
+		if end < len(b) && b[end] == '-' {
+			neg = true
+			end++
+		}
+		digits := end
+		for end < len(b) && end-digits < 19 && b[end] >= '0' && b[end] <= '9' {
+			out[i] = out[i]*10 + int64(b[end]-'0')
+			end++
+		}
+		sep := byte(' ')
+		if i == n-1 {
+			sep = ':'
+		}
+		if end == digits || end >= len(b) || b[end] != sep {
+			return out, nil, false
+		}
+		if neg {
+			out[i] = -out[i]
+		}
+		b = b[end+1:]
+	}
+	return out, b, true
+}
+
+// parseLogs reads the logs section. The entries' bytes are slices of one
+// private copy of b: the caller's buffer may be reused.
+func parseLogs(b []byte, requests *PerColor[[]AppliedRequest], changes *[]Change) error {
+	b = bytes.Clone(b)
+	type link struct{ seat, index int }
+	var links []link // 'r' entries, whose events come from the change log
 	for len(b) > 0 {
-		var n [4]int64
-		for i := range n {
-			end := 0
-			for end < len(b) && end < 19 && b[end] >= '0' && b[end] <= '9' {
-				n[i] = n[i]*10 + int64(b[end]-'0')
-				end++
+		switch tag := b[0]; {
+		case tag == 'c':
+			n, rest, ok := logNumbers(b[1:], 3)
+			if !ok || n[2] < 0 || n[2] > int64(len(rest)) {
+				return &DecodeError{Reason: "change log entry"}
 			}
-			sep := byte(' ')
-			if i == 3 {
-				sep = ':'
+			if k := len(*changes); k > 0 && (*changes)[k-1].Version+1 != n[0] {
+				return &DecodeError{Reason: "change log versions not consecutive"}
 			}
-			if end == 0 || end >= len(b) || b[end] != sep {
-				return &DecodeError{Reason: "request log entry header"}
+			*changes = append(*changes, Change{Version: n[0], At: n[1], Events: json.RawMessage(rest[:n[2]:n[2]])})
+			b = rest[n[2]:]
+		case tag == 'h' || tag == 'r':
+			count := 5
+			if tag == 'r' {
+				count = 4
 			}
-			b = b[end+1:]
+			n, rest, ok := logNumbers(b[1:], count)
+			if !ok || n[0] < 0 || n[0] > 1 || n[2] < 0 || n[3] < 0 || n[4] < 0 || n[2]+n[3]+n[4] > int64(len(rest)) {
+				return &DecodeError{Reason: "request log entry"}
+			}
+			id, hash := rest[:n[2]], rest[n[2]:n[2]+n[3]]
+			end := n[2] + n[3] + n[4]
+			seat := int(n[0])
+			if tag == 'r' {
+				links = append(links, link{seat, len(requests[seat])})
+			}
+			requests[seat] = append(requests[seat], AppliedRequest{ID: string(id), Version: n[1], Hash: string(hash), Events: json.RawMessage(rest[n[2]+n[3] : end : end])})
+			b = rest[end:]
+		case tag >= '0' && tag <= '9':
+			n, rest, ok := logNumbers(b, 4)
+			if !ok || n[0] > 1 || n[2] < 0 || n[3] < 0 || n[2]+n[3] > int64(len(rest)) {
+				return &DecodeError{Reason: "request log entry"}
+			}
+			events := rest[n[2] : n[2]+n[3] : n[2]+n[3]]
+			requests[n[0]] = append(requests[n[0]], AppliedRequest{ID: string(rest[:n[2]]), Version: n[1], Events: json.RawMessage(events)})
+			b = rest[n[2]+n[3]:]
+		default:
+			return &DecodeError{Reason: "log entry tag"}
 		}
-		if n[0] > 1 || n[2] > int64(len(b)) || n[3] > int64(len(b))-n[2] {
-			return &DecodeError{Reason: "request log entry out of range"}
+	}
+	for _, l := range links {
+		r := &requests[l.seat][l.index]
+		i := -1
+		if len(*changes) > 0 {
+			i = int(r.Version - (*changes)[0].Version)
 		}
-		log[n[0]] = append(log[n[0]], AppliedRequest{
-			ID:      string(b[:n[2]]),
-			Version: n[1],
-			Events:  json.RawMessage(bytes.Clone(b[n[2] : n[2]+n[3]])),
-		})
-		b = b[n[2]+n[3]:]
+		if i < 0 || i >= len(*changes) {
+			return &DecodeError{Reason: "request log entry refers to a version the change log does not hold"}
+		}
+		r.Events = (*changes)[i].Events
 	}
 	return nil
 }
@@ -210,6 +427,15 @@ func Decode(data []byte) (*State, error) {
 	switch data[0] {
 	case formatPlain:
 		return decodeStored(data[1:])
+	case formatZstd:
+		js, err := zstdDecoder.DecodeAll(data[1:], make([]byte, 0, 4*len(data)))
+		if err != nil {
+			return nil, &DecodeError{Reason: "zstd", Err: err}
+		}
+		if len(js) > maxStateJSON {
+			return nil, &DecodeError{Reason: "state too large"}
+		}
+		return decodeStored(js)
 	case formatDeflate:
 		r := flateReaders.Get().(io.ReadCloser)
 		defer flateReaders.Put(r)
@@ -268,32 +494,31 @@ func decodeStored(data []byte) (*State, error) {
 		}
 		s.StartFEN = fen
 	}
-	var ucis, sans, deltas []string
-	if st.Moves != "" {
-		ucis = strings.Split(st.Moves, " ")
-		sans = strings.Split(st.SANs, " ")
-		deltas = strings.Split(st.MoveDeltas, " ")
+	cols, log, err := parseMoves(log, s.CreatedAt)
+	if err != nil {
+		return nil, err
 	}
-	if len(ucis) != len(deltas) || len(ucis) != len(sans) {
-		return nil, &DecodeError{Reason: fmt.Sprintf("%d moves, %d SANs, %d move times", len(ucis), len(sans), len(deltas))}
-	}
-	ats := make([]int64, len(ucis))
-	prev := s.CreatedAt
-	for i, d := range deltas {
-		v, err := strconv.ParseInt(d, 10, 64)
-		if err != nil {
-			return nil, &DecodeError{Reason: "move time", Err: err}
+	if st.Moves != "" { // a record written before the moves section
+		if cols.n > 0 {
+			return nil, &DecodeError{Reason: "moves both in the JSON and in the moves section"}
 		}
-		prev += v
-		ats[i] = prev
+		n := strings.Count(st.Moves, " ") + 1
+		if strings.Count(st.SANs, " ")+1 != n || strings.Count(st.MoveDeltas, " ")+1 != n {
+			return nil, &DecodeError{Reason: "move, SAN and time counts differ"}
+		}
+		ats, err := parseTimes([]byte(st.MoveDeltas), n, s.CreatedAt)
+		if err != nil {
+			return nil, err
+		}
+		cols = moveColumns{n: n, ucis: st.Moves, sans: st.SANs, ats: ats}
 	}
 	if st.Result != nil {
 		s.Result = &Result{Winner: st.Result.Winner, Reason: st.Result.Reason, EndedAt: st.Result.EndedAt}
 	}
-	if err := parseRequestLog(log, &s.Requests); err != nil {
+	if err := parseLogs(log, &s.Requests, &s.Changes); err != nil {
 		return nil, err
 	}
-	if err := s.rebuild(ucis, sans, ats); err != nil {
+	if err := s.rebuild(cols); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -313,13 +538,12 @@ func variantStartFEN(v Variant, index *int) (string, error) {
 	return chess.Chess960StartFEN(*index)
 }
 
-// rebuild replays ucis (played at ats) from StartFEN, setting Moves, FEN,
-// Repetition and Claimable, completes Result from its winner and reason,
-// and checks that the rest of the state is consistent, so that no later
-// transition can fail on it. sans, when not nil, are the moves' stored SAN
-// (a stored game trusts its own notation; the moves themselves are always
-// checked for legality).
-func (s *State) rebuild(ucis, sans []string, ats []int64) error {
+// rebuild replays the moves from StartFEN, setting Moves, FEN, the live
+// position and its hash history, and Claimable, completes Result from its
+// winner and reason, and checks that the rest of the state is consistent,
+// so that no later transition can fail on it. A stored game trusts its own
+// SAN when it has it; the moves themselves are always checked for legality.
+func (s *State) rebuild(cols moveColumns) error {
 	pos, err := chess.ParseFENVariant(s.StartFEN, s.Options.Variant.chess())
 	if err != nil {
 		return &DecodeError{Reason: "start position", Err: err}
@@ -327,48 +551,65 @@ func (s *State) rebuild(ucis, sans []string, ats []int64) error {
 	if pos.Turn() != chess.White {
 		return &DecodeError{Reason: "start position has black to move"}
 	}
-	s.Moves = make([]MoveRecord, len(ucis))
-	s.Repetition = make(map[string]int, len(ucis)+1)
-	key := pos.RepetitionKey()
-	s.Repetition[key] = 1
-	var legal chess.MoveList
-	var fen []byte
-	for i, u := range ucis {
-		pos.GenerateMoves(&legal, chess.GenAll)
-		m, ok := findMove(pos, &legal, u)
-		if !ok {
-			if m, err = pos.ParseUCI(u); err != nil {
-				return &DecodeError{Reason: fmt.Sprintf("move %d %q", i+1, u), Err: err}
-			}
-			u = pos.UCI(m)
+	n := cols.n
+	s.Moves = make([]MoveRecord, n, n+1)
+	s.hashes = make([]uint64, 1, n+2)
+	s.hashes[0] = pos.Hash()
+	// Every FEN goes into one buffer that becomes one string: one
+	// allocation for the whole game instead of one per move.
+	fens := make([]byte, 0, n*64)
+	ends := make([]int, n)
+	ucis, sans := cols.ucis, cols.sans
+	for i := range n {
+		var u, san string
+		u, ucis = nextToken(ucis)
+		m, err := pos.DecodeStoredUCI(u)
+		if err != nil {
+			return &DecodeError{Reason: fmt.Sprintf("move %d %q", i+1, u), Err: err}
+		}
+		if m.IsCastling() || (len(u) == 5 && m.Kind() != chess.KindPromotion) {
+			u = pos.UCI(m) // the canonical form of an accepted spelling
 		}
 		rec := &s.Moves[i]
-		rec.UCI, rec.Color, rec.At = u, pos.Turn(), ats[i]
+		rec.UCI, rec.Color, rec.At = u, pos.Turn(), cols.ats[i]
 		switch {
 		case m.IsEnPassant():
 			rec.Captured = chess.Pawn
 		case !m.IsCastling():
 			rec.Captured = pos.PieceAt(m.To()).Type()
 		}
-		if sans != nil {
-			rec.SAN = sans[i]
+		if cols.sans != "" {
+			san, sans = nextToken(sans)
+			rec.SAN = san
 		} else {
 			rec.SAN = pos.SAN(m)
 		}
 		pos.Play(m)
-		fen = appendFEN(fen[:0], pos)
-		rec.FENAfter = string(fen)
-		key = repetitionKey(rec.FENAfter)
-		s.Repetition[key]++
+		fens = pos.AppendFEN(fens)
+		ends[i] = len(fens)
+		s.hashes = append(s.hashes, pos.Hash())
 	}
-	s.FEN = string(appendFEN(fen[:0], pos))
+	if ucis != "" || sans != "" {
+		return &DecodeError{Reason: "more move text than moves"}
+	}
+	all := string(fens)
+	start := 0
+	for i := range s.Moves {
+		s.Moves[i].FENAfter = all[start:ends[i]]
+		start = ends[i]
+	}
+	s.pos = *pos
+	s.FEN = s.StartFEN
+	if n := len(s.Moves); n > 0 {
+		s.FEN = s.Moves[n-1].FENAfter
+	}
 	if err := s.checkConsistent(pos); err != nil {
 		return &DecodeError{Reason: "inconsistent state", Err: err}
 	}
 	if s.Result != nil {
 		s.Result = s.makeResult(s.Result.Winner, s.Result.Reason, s.Result.EndedAt)
 	}
-	s.updateClaimable(pos, key)
+	s.updateClaimable()
 	return nil
 }
 
@@ -397,7 +638,7 @@ func (s *State) checkConsistent(pos *chess.Position) error {
 		return errors.New("result must be set exactly when finished")
 	}
 	if s.Result != nil {
-		if _, ok := reasonKo[s.Result.Reason]; !ok {
+		if !reasons[s.Result.Reason] {
 			return fmt.Errorf("unknown result reason %q", s.Result.Reason)
 		}
 		if w := s.Result.Winner; w != nil && *w > chess.Black {
@@ -454,10 +695,11 @@ func decodeJSON(data []byte) (*State, error) {
 // position agrees with the replay.
 func (s *State) rebuildFromJSON() (*State, error) {
 	ucis := make([]string, len(s.Moves))
-	ats := make([]int64, len(s.Moves))
+	cols := moveColumns{n: len(s.Moves), ats: make([]int64, len(s.Moves))}
 	for i, m := range s.Moves {
-		ucis[i], ats[i] = m.UCI, m.At
+		ucis[i], cols.ats[i] = m.UCI, m.At
 	}
+	cols.ucis = strings.Join(ucis, " ")
 	if s.StartFEN == "" {
 		fen, err := variantStartFEN(s.Options.Variant, s.Chess960Index)
 		if err != nil {
@@ -466,7 +708,7 @@ func (s *State) rebuildFromJSON() (*State, error) {
 		s.StartFEN = fen
 	}
 	stored := s.FEN
-	if err := s.rebuild(ucis, nil, ats); err != nil {
+	if err := s.rebuild(cols); err != nil {
 		return nil, err
 	}
 	if stored != "" && stored != s.FEN {
@@ -510,7 +752,7 @@ func migrateV1(data []byte) (*State, error) {
 	if err := json.Unmarshal(data, &v1); err != nil {
 		return nil, &DecodeError{Reason: "v1 json", Err: err}
 	}
-	opts, err := ParseOptions(v1.Options)
+	opts, err := v1Options(v1.Options)
 	if err != nil {
 		return nil, &DecodeError{Reason: "v1 options", Err: err}
 	}
@@ -548,6 +790,37 @@ func migrateV1(data []byte) (*State, error) {
 		s.Moves[i] = MoveRecord{UCI: m.UCI, At: m.At}
 	}
 	return s.rebuildFromJSON()
+}
+
+// v1Options reads the options object of a version 1 state (the same
+// object a create request has).
+func v1Options(raw json.RawMessage) (Options, error) {
+	var o struct {
+		Variant, TimeControl, DrawMode, ColorAssignment, Hints *string
+		AutoQueen, DrawOffer                                   *bool
+		Undo                                                   json.RawMessage
+		FirstMoveSec, IdleLimitSec, DisconnectGraceSec         *int64
+	}
+	if len(bytes.TrimSpace(raw)) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &o); err != nil {
+			return Options{}, err
+		}
+	}
+	in := OptionsInput{
+		Variant: o.Variant, TimeControl: o.TimeControl, DrawMode: o.DrawMode, ColorAssignment: o.ColorAssignment,
+		Hints: o.Hints, AutoQueen: o.AutoQueen, DrawOffer: o.DrawOffer,
+		FirstMoveSec: o.FirstMoveSec, IdleLimitSec: o.IdleLimitSec, DisconnectGraceSec: o.DisconnectGraceSec,
+	}
+	if len(o.Undo) > 0 && string(o.Undo) != "null" {
+		var u UndoInput
+		if json.Unmarshal(o.Undo, &u.Number) == nil {
+			u.IsNumber = true
+		} else if err := json.Unmarshal(o.Undo, &u.Text); err != nil {
+			return Options{}, err
+		}
+		in.Undo = &u
+	}
+	return BuildOptions(in)
 }
 
 // jsonMarshal is json.Marshal without HTML escaping (FENs and SAN stay

@@ -2,6 +2,7 @@ package game
 
 import (
 	"bytes"
+	"compress/flate"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,7 +32,7 @@ func sampleStates(t *testing.T) map[string]*State {
 	offered, _ = mustApply(t, offered, white, Action{Type: ActionOfferDraw, RequestID: "o1"}, at(3000))
 	finished := play(t, newGame(t, DefaultOptions()), 1000, "f2f3", "e7e5", "g2g4")
 	finished, _ = mustApply(t, finished, black, Action{Type: ActionMove, Move: MoveInput{SAN: "Qh4#"}, RequestID: "mate"}, at(9000))
-	finished, _, _ = LinkRematch(finished, "next")
+	finished, _, _ = linkRematchGame(finished, "next")
 	aborted, _, _ := ApplyTimeout(newGame(t, DefaultOptions()), at(60000))
 	custom := gameFromFEN(t, "4k3/8/8/8/8/8/8/R3K2R w KQ - 0 1", DefaultOptions())
 	custom = play(t, custom, 1000, "e1g1")
@@ -74,7 +75,7 @@ func TestEncodedSize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b[0] != formatDeflate || len(b) > 40<<10 {
+	if b[0] != formatZstd || len(b) > 40<<10 {
 		t.Errorf("1,000-ply game: format %d, %d bytes; want compressed, well under 100 KB", b[0], len(b))
 	}
 	got, err := Decode(b)
@@ -97,12 +98,12 @@ func longGame(t testing.TB, plies int) *State {
 		if s.Phase != PhasePlaying {
 			t.Fatalf("long game ended at ply %d: %+v", s.Ply(), s.Result)
 		}
-		pos, _ := s.Position()
+		pos := s.Position()
 		var quiet, candidates []chess.Move
 		for _, m := range pos.LegalMoves() {
 			child := *pos
 			child.Play(m)
-			if child.Status() != chess.StatusPlaying || s.Repetition[child.RepetitionKey()] >= 3 || child.HalfmoveClock() >= 140 {
+			if child.Status() != chess.StatusPlaying || hashCount(s.hashes, child.Hash()) >= 2 || child.HalfmoveClock() >= 140 {
 				continue
 			}
 			candidates = append(candidates, m)
@@ -127,7 +128,9 @@ func longGame(t testing.TB, plies int) *State {
 func fmtID(ply int) string { return fmt.Sprintf("%08x-4b5a-4978-8796-%012x", ply, ply*7919) }
 
 func TestDecodeErrors(t *testing.T) {
-	good, err := Encode(play(t, newGame(t, DefaultOptions()), 1000, "e2e4"))
+	// The plain form, whatever Encode would compress, so the corruptions
+	// below can find their text.
+	good, err := encodePlain(play(t, newGame(t, DefaultOptions()), 1000, "e2e4"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,8 +146,13 @@ func TestDecodeErrors(t *testing.T) {
 		"truncated":           good[:len(good)/2],
 		"no log section":      append([]byte{formatPlain}, `{"sv":2}`...),
 		"bad deflate":         {formatDeflate, 0xff, 0x00},
-		"illegal move":        corrupt(`"m":"e2e4"`, `"m":"e2e5"`),
-		"move count mismatch": corrupt(`"m":"e2e4"`, `"m":"e2e4 e7e5"`),
+		"bad zstd":            {formatZstd, 0x28, 0xb5, 0x2f, 0xfd, 0xff},
+		"illegal move":        corrupt(`M1 4 2 4:e2e4`, `M1 4 2 4:e2e5`),
+		"move count mismatch": corrupt(`M1 4 2 4:e2e4e4`, `M1 9 2 4:e2e4 e7e5e4`),
+		"moves section short": corrupt(`M1 4 2 4:`, `M2 4 2 4:`),
+		"bad move time":       corrupt(`M1 4 2 4:e2e4e41000`, `M1 4 2 4:e2e4e4x000`),
+		"bad change log":      corrupt(`c2 `, `c9 `),
+		"bad log tag":         corrupt(`c1 `, `z1 `),
 		"bad option":          corrupt(`"drawMode":"auto"`, `"drawMode":"never"`),
 		"unknown phase":       corrupt(`"p":"playing"`, `"p":"paused"`),
 		"finished no result":  corrupt(`"p":"playing"`, `"p":"finished"`),
@@ -173,7 +181,7 @@ func TestMigrateV1(t *testing.T) {
 		if s.Seats[white].PlayerID != "p-white" || s.Seats[black].PlayerID != "p-black" || s.Phase != PhasePlaying || s.Turn() != black {
 			t.Errorf("seats %+v phase %s turn %s", s.Seats, s.Phase, s.Turn())
 		}
-		if s.Moves[2].SAN != "Nf3" || s.Clock.RemainingMs[white] != 599000 || s.Repetition[repetitionKey(s.FEN)] != 1 {
+		if s.Moves[2].SAN != "Nf3" || s.Clock.RemainingMs[white] != 599000 || s.repetitions() != 1 {
 			t.Errorf("moves %+v clock %+v", s.Moves, s.Clock)
 		}
 		// The migrated game plays on and stores as version 2.
@@ -188,7 +196,7 @@ func TestMigrateV1(t *testing.T) {
 	t.Run("finished is read as standard", func(t *testing.T) {
 		s := decodeFile(t, "v1_finished.json")
 		r := s.Result
-		if s.Phase != PhaseFinished || r == nil || r.Reason != ReasonCheckmate || *r.Winner != white || r.MoveCount != 4 || r.SummaryKo != "백 승 (체크메이트, 4수)" {
+		if s.Phase != PhaseFinished || r == nil || r.Reason != ReasonCheckmate || *r.Winner != white || r.MoveCount != 4 {
 			t.Fatalf("result %+v", r)
 		}
 		if s.Moves[6].FENAfter != s.FEN || s.Options.DrawMode != DrawFIDE || s.Options.Undo != UndoOff {
@@ -220,19 +228,23 @@ func decodeFile(t *testing.T, name string) *State {
 	return s
 }
 
-func TestAppendFENMatchesFEN(t *testing.T) {
+// TestLiveStateMatchesReplay checks the state a transition carries forward
+// (the live position and its hash history) against a replay from the moves:
+// the FEN agrees, and counting repetitions by hash agrees with counting
+// them by repetition key, the rule's own definition.
+func TestLiveStateMatchesReplay(t *testing.T) {
 	for _, variant := range []string{"standard", "chess960"} {
 		for seed := range uint64(5) {
 			for _, s := range randomGame(t, unlimitedClock(t, variant), seed, 400) {
-				pos, err := s.Position()
-				if err != nil {
-					t.Fatal(err)
+				pos := s.Position()
+				if got, want := pos.FEN(), s.FEN; got != want {
+					t.Fatalf("live position FEN = %q; want %q", got, want)
 				}
-				if got, want := string(appendFEN(nil, pos)), pos.FEN(); got != want {
-					t.Fatalf("appendFEN = %q; want %q", got, want)
+				if got, want := s.repetitions(), repetitionCount(s, pos.RepetitionKey()); got != want {
+					t.Fatalf("repetitions() = %d; want %d (by key) at %q", got, want, s.FEN)
 				}
-				if got, want := repetitionKey(pos.FEN()), pos.RepetitionKey(); got != want {
-					t.Fatalf("repetitionKey = %q; want %q", got, want)
+				if got, want := len(s.History()), s.Ply(); got != want {
+					t.Fatalf("len(History()) = %d; want %d", got, want)
 				}
 			}
 		}
@@ -280,5 +292,87 @@ func FuzzDecode(f *testing.F) {
 		}
 		Apply(s, s.Turn(), Action{Type: ActionResign}, at(0))
 		ApplyTimeout(s, at(1e12))
+	})
+}
+
+// hashCount is how often h occurs in hashes.
+func hashCount(hashes []uint64, h uint64) int {
+	n := 0
+	for _, x := range hashes {
+		if x == h {
+			n++
+		}
+	}
+	return n
+}
+
+// TestDecodeOlderForms reads the stored forms earlier versions wrote: a
+// DEFLATE-compressed record, and request-log entries without a tag or a
+// fingerprint (and no change log).
+func TestDecodeOlderForms(t *testing.T) {
+	s := longGame(t, 120)
+	plain, err := encodePlain(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("deflate", func(t *testing.T) {
+		var buf bytes.Buffer
+		buf.WriteByte(formatDeflate)
+		w, _ := flate.NewWriter(&buf, flate.BestSpeed)
+		w.Write(plain[1:])
+		w.Close()
+		got, err := Decode(buf.Bytes())
+		if err != nil {
+			t.Fatalf("Decode(deflate) = %v", err)
+		}
+		assertSameState(t, got, s, "deflate record")
+	})
+	t.Run("moves in the JSON header", func(t *testing.T) {
+		head, rest, _ := bytes.Cut(plain, []byte{'\n'})
+		cols, logs, err := parseMoves(rest, s.CreatedAt)
+		if err != nil || cols.n != s.Ply() {
+			t.Fatalf("parseMoves = %d moves, %v", cols.n, err)
+		}
+		var times []string
+		prev := s.CreatedAt
+		for _, m := range s.Moves {
+			times = append(times, fmt.Sprint(m.At-prev))
+			prev = m.At
+		}
+		extra := fmt.Sprintf(`,"m":%q,"san":%q,"mt":%q}`, cols.ucis, cols.sans, strings.Join(times, " "))
+		old := append(bytes.Clone(bytes.TrimSuffix(head, []byte("}"))), extra...)
+		got, err := Decode(append(append(old, '\n'), logs...))
+		if err != nil {
+			t.Fatalf("Decode(moves in JSON) = %v", err)
+		}
+		assertSameState(t, got, s, "moves in the JSON header")
+	})
+	t.Run("untagged request log", func(t *testing.T) {
+		bare := s.clone()
+		bare.Changes, bare.Requests = nil, PerColor[[]AppliedRequest]{}
+		log, err := encodePlain(bare)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for c, entries := range s.Requests {
+			for _, r := range entries {
+				log = fmt.Appendf(log, "%d %d %d %d:%s%s", c, r.Version, len(r.ID), len(r.Events), r.ID, r.Events)
+			}
+		}
+		got, err := Decode(log)
+		if err != nil {
+			t.Fatalf("Decode(untagged log) = %v", err)
+		}
+		want := s.clone()
+		want.Changes = nil
+		for c := range want.Requests {
+			for i := range want.Requests[c] {
+				want.Requests[c][i].Hash = ""
+			}
+		}
+		assertSameState(t, got, want, "untagged request log")
+		if _, complete := got.ChangesAfter(got.Version - 1); complete {
+			t.Errorf("ChangesAfter on a record without a change log reports complete; want a reset")
+		}
 	})
 }

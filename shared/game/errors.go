@@ -7,18 +7,64 @@ import (
 	"chessapi/shared/chess"
 )
 
-// InputError is a malformed request: bad JSON, a wrong type, an unknown field
-// or action type, an invalid square or option value (HTTP 400). Field is the
-// dotted JSON path of the offending value ("options.timeControl",
-// "payload.to", "type"); Message is the Korean text shown to the user.
+// InputError is a malformed request value (HTTP 400): Field is the dotted
+// JSON path of the offending value ("options.timeControl", "payload.to",
+// "moves.3"), Problem what is wrong with it, and the other fields the
+// details the edge needs to say so in the reader's language (shared/api
+// owns every human text).
 type InputError struct {
 	Field   string
-	Message string
-	Err     error // optional cause
+	Problem Problem
+	// Want is the expected JSON type (ProblemType: "string", "integer",
+	// "boolean", "object", "array"), the expected format (ProblemFormat:
+	// "square", "uci", "san", "timeControl", ...), the other field
+	// (ProblemConflict) or the reason (ProblemNotAllowed).
+	Want string
+	// Allowed lists the accepted values (ProblemOneOf).
+	Allowed []string
+	// Min and Max bound a number (ProblemRange) or a text's length in
+	// characters (ProblemLength: Max).
+	Min, Max int64
+	Err      error // optional cause
+}
+
+// Problem is what is wrong with a request value. Append-only enum.
+type Problem uint8
+
+const (
+	ProblemInvalid    Problem = iota + 1 // not a valid value (no more detail)
+	ProblemRequired                      // missing
+	ProblemUnknown                       // a field the request does not have
+	ProblemDuplicate                     // the same field twice in one object
+	ProblemType                          // the wrong JSON type (Want)
+	ProblemOneOf                         // not one of Allowed
+	ProblemRange                         // a number outside Min..Max
+	ProblemLength                        // text longer than Max characters, or not printable
+	ProblemFormat                        // text not in the expected format (Want)
+	ProblemConflict                      // cannot be combined with field Want
+	ProblemNotAllowed                    // not allowed here (Want says why)
+	ProblemNotFound                      // refers to something that does not exist
+)
+
+var problemNames = [...]string{
+	ProblemInvalid: "invalid", ProblemRequired: "required", ProblemUnknown: "unknown",
+	ProblemDuplicate: "duplicate", ProblemType: "type", ProblemOneOf: "oneOf", ProblemRange: "range",
+	ProblemLength: "length", ProblemFormat: "format", ProblemConflict: "conflict",
+	ProblemNotAllowed: "notAllowed", ProblemNotFound: "notFound",
+}
+
+func (p Problem) String() string {
+	if int(p) < len(problemNames) && problemNames[p] != "" {
+		return problemNames[p]
+	}
+	return "problem(" + strconv.Itoa(int(p)) + ")"
 }
 
 func (e *InputError) Error() string {
-	msg := "game: invalid " + e.Field
+	msg := "game: invalid " + e.Field + ": " + e.Problem.String()
+	if e.Want != "" {
+		msg += " (" + e.Want + ")"
+	}
 	if e.Err != nil {
 		msg += ": " + e.Err.Error()
 	}
@@ -27,8 +73,36 @@ func (e *InputError) Error() string {
 
 func (e *InputError) Unwrap() error { return e.Err }
 
-func inputError(field, message string, cause error) *InputError {
-	return &InputError{Field: field, Message: message, Err: cause}
+// Input error constructors, one per problem that carries details.
+
+// FieldRequired reports a missing field.
+func FieldRequired(field string) *InputError {
+	return &InputError{Field: field, Problem: ProblemRequired}
+}
+
+// FieldOneOf reports a value outside the allowed set.
+func FieldOneOf(field string, allowed ...string) *InputError {
+	return &InputError{Field: field, Problem: ProblemOneOf, Allowed: allowed}
+}
+
+// FieldFormat reports text that is not in the expected format.
+func FieldFormat(field, format string, cause error) *InputError {
+	return &InputError{Field: field, Problem: ProblemFormat, Want: format, Err: cause}
+}
+
+// FieldLength reports text longer than max characters (or not printable).
+func FieldLength(field string, max int) *InputError {
+	return &InputError{Field: field, Problem: ProblemLength, Max: int64(max)}
+}
+
+// FieldRange reports a number outside min..max.
+func FieldRange(field string, min, max int64) *InputError {
+	return &InputError{Field: field, Problem: ProblemRange, Min: min, Max: max}
+}
+
+// FieldNotAllowed reports a value not allowed here; why names the rule.
+func FieldNotAllowed(field, why string) *InputError {
+	return &InputError{Field: field, Problem: ProblemNotAllowed, Want: why}
 }
 
 // Code is the machine-readable reason a well-formed action was refused.
@@ -57,58 +131,65 @@ const (
 	CodeNotClaimable
 	CodeRematchLinked
 	CodeGameNotFinished
+	CodeGameNotWaiting
 )
 
-// codeInfo holds each code's API spelling and its Korean message. The four
-// move refusals use the exact texts of SPEC §5.
-var codeInfo = [...]struct{ name, message string }{
-	CodeNotYourTurn:       {"not_your_turn", "지금은 상대 차례예요"},
-	CodeIllegalMove:       {"illegal_move", "그 기물은 그렇게 움직일 수 없어요"},
-	CodeKingInCheck:       {"king_in_check", "킹이 공격받게 되어 둘 수 없어요"},
-	CodePromotionRequired: {"promotion_required", "승진할 기물을 골라 주세요"},
-	CodeAmbiguousMove:     {"ambiguous_move", "어느 기물을 움직일지 알 수 없어요. 출발 칸을 함께 알려 주세요"},
-	CodeGameNotPlaying:    {"game_not_playing", "진행 중인 대국이 아니에요"},
-	CodeGameFull:          {"game_full", "이미 두 자리가 모두 찼어요"},
-	CodeAlreadySeated:     {"already_seated", "이미 이 대국에 앉아 있어요"},
-	CodeTimeExpired:       {"time_expired", "시간이 다 되어 더 둘 수 없어요"},
-	CodeUndoDisabled:      {"undo_disabled", "이 대국에서는 무르기를 할 수 없어요"},
-	CodeUndoLimit:         {"undo_limit", "무르기 횟수를 모두 썼어요"},
-	CodeNothingToUndo:     {"nothing_to_undo", "무를 수 있는 내 수가 없어요"},
-	CodeRequestPending:    {"request_pending", "이미 응답을 기다리는 요청이 있어요"},
-	CodeNoPendingRequest:  {"no_pending_request", "응답하거나 취소할 요청이 없어요"},
-	CodeDrawOfferDisabled: {"draw_offer_disabled", "이 대국에서는 무승부를 제안할 수 없어요"},
-	CodeDrawOfferTooSoon:  {"draw_offer_too_soon", "무승부 제안이 거절된 뒤에는 내 수를 3번 더 두어야 다시 제안할 수 있어요"},
-	CodeClaimDisabled:     {"claim_disabled", "이 대국은 반복과 50수 무승부가 자동으로 처리돼요"},
-	CodeNotClaimable:      {"not_claimable", "지금은 무승부를 주장할 수 없어요"},
-	CodeRematchLinked:     {"rematch_exists", "이미 재대국이 만들어졌어요"},
-	CodeGameNotFinished:   {"game_not_finished", "아직 끝나지 않은 대국이에요"},
+// codeNames holds each code's API spelling. Human texts for them live at
+// the edge (shared/api).
+var codeNames = [...]string{
+	CodeNotYourTurn:       "not_your_turn",
+	CodeIllegalMove:       "illegal_move",
+	CodeKingInCheck:       "king_in_check",
+	CodePromotionRequired: "promotion_required",
+	CodeAmbiguousMove:     "ambiguous_move",
+	CodeGameNotPlaying:    "game_not_playing",
+	CodeGameFull:          "game_full",
+	CodeAlreadySeated:     "already_seated",
+	CodeTimeExpired:       "time_expired",
+	CodeUndoDisabled:      "undo_disabled",
+	CodeUndoLimit:         "undo_limit",
+	CodeNothingToUndo:     "nothing_to_undo",
+	CodeRequestPending:    "request_pending",
+	CodeNoPendingRequest:  "no_pending_request",
+	CodeDrawOfferDisabled: "draw_offer_disabled",
+	CodeDrawOfferTooSoon:  "draw_offer_too_soon",
+	CodeClaimDisabled:     "claim_disabled",
+	CodeNotClaimable:      "not_claimable",
+	CodeRematchLinked:     "rematch_exists",
+	CodeGameNotFinished:   "game_not_finished",
+	CodeGameNotWaiting:    "game_not_waiting",
+}
+
+// Codes lists every code, for catalogues and their tests.
+func Codes() []Code {
+	var out []Code
+	for c := range codeNames {
+		if codeNames[c] != "" {
+			out = append(out, Code(c))
+		}
+	}
+	return out
 }
 
 // String returns the API spelling of the code ("not_your_turn", ...).
 func (c Code) String() string {
-	if int(c) < len(codeInfo) && codeInfo[c].name != "" {
-		return codeInfo[c].name
+	if int(c) < len(codeNames) && codeNames[c] != "" {
+		return codeNames[c]
 	}
 	return "code(" + strconv.Itoa(int(c)) + ")"
-}
-
-// Message returns the Korean user-facing text of the code.
-func (c Code) Message() string {
-	if int(c) < len(codeInfo) {
-		return codeInfo[c].message
-	}
-	return ""
 }
 
 // MarshalText writes the API spelling.
 func (c Code) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
 
 // RuleError is a well-formed action that the rules refuse (HTTP 422, or 409
-// for CodeGameFull and CodeAlreadySeated). Message is the Korean text.
+// for the codes about seats).
 type RuleError struct {
-	Code    Code
-	Message string
-	Err     error // optional cause, e.g. a *chess.MoveError
+	Code Code
+	// Field, when set, is the request value the refusal is about (the
+	// move that is illegal: "payload.uci", "moves.3").
+	Field string
+	Err   error // optional cause, e.g. a *chess.MoveError
 }
 
 func (e *RuleError) Error() string {
@@ -121,16 +202,17 @@ func (e *RuleError) Error() string {
 
 func (e *RuleError) Unwrap() error { return e.Err }
 
-func ruleError(c Code) *RuleError { return &RuleError{Code: c, Message: c.Message()} }
+func ruleError(c Code) *RuleError { return &RuleError{Code: c} }
 
-// moveRefusal turns a rules-package move error into the API's refusal: a
-// RuleError naming why the move is not allowed, or an InputError when the
-// text is not a move at all.
-func moveRefusal(err error, field string) error {
+// MoveRefusal turns a rules-package move error into the API's refusal: a
+// RuleError naming why the move is not allowed, or an InputError at field
+// when the text is not a move at all. (A game's action has one move, so its
+// refusal names no field; callers with several set RuleError.Field.)
+func MoveRefusal(err error, field string) error {
 	var code Code
 	switch {
 	case errors.Is(err, chess.ErrSyntax):
-		return inputError(field, "수 표기를 읽을 수 없어요", err)
+		return FieldFormat(field, "move", err)
 	case errors.Is(err, chess.ErrPromotionRequired):
 		code = CodePromotionRequired
 	case errors.Is(err, chess.ErrKingInCheck):
@@ -140,7 +222,7 @@ func moveRefusal(err error, field string) error {
 	default:
 		code = CodeIllegalMove
 	}
-	return &RuleError{Code: code, Message: code.Message(), Err: err}
+	return &RuleError{Code: code, Err: err}
 }
 
 // DecodeError reports stored bytes that are not a valid game state.

@@ -1,7 +1,6 @@
 package game_test
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -11,10 +10,11 @@ import (
 )
 
 // The life of a game as the service drives it: create, join, decode an
-// action request, apply it, store the state and show each seat its view.
+// action request, reduce it, store the state and show each seat its view.
 func Example() {
 	start := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-	opts, err := game.ParseOptions(json.RawMessage(`{"timeControl":"3+2","colorAssignment":"hostWhite"}`))
+	tc, hostWhite := "3+2", "hostWhite"
+	opts, err := game.BuildOptions(game.OptionsInput{TimeControl: &tc, ColorAssignment: &hostWhite})
 	if err != nil {
 		panic(err)
 	}
@@ -22,16 +22,13 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	s, _, err = game.Join(s, game.Player{ID: "bob", Name: "Bob"}, start.Add(5*time.Second))
+	s, _, err = game.Reduce(s, game.Join{Player: game.Player{ID: "bob", Name: "Bob"}}, start.Add(5*time.Second))
 	if err != nil {
 		panic(err)
 	}
 
-	action, err := game.DecodeAction("move", json.RawMessage(`{"from":"e2","to":"e4"}`))
-	if err != nil {
-		panic(err)
-	}
-	s, events, err := game.Apply(s, chess.White, action, start.Add(9*time.Second))
+	action := game.Action{Type: game.ActionMove, Move: game.MoveInput{From: chess.E2, To: chess.E4}}
+	s, events, err := game.Reduce(s, game.Act{By: chess.White, Action: action}, start.Add(9*time.Second))
 	if err != nil {
 		panic(err)
 	}
@@ -43,13 +40,13 @@ func Example() {
 	view, _ := game.ViewOf(s, &black, start.Add(10*time.Second))
 	fmt.Println(view.Turn, len(view.LegalMoves), view.Moves[0].SAN)
 
-	_, _, err = game.Apply(s, chess.White, action, start.Add(11*time.Second))
+	_, _, err = game.Reduce(s, game.Act{By: chess.White, Action: action}, start.Add(11*time.Second))
 	var refusal *game.RuleError
 	if errors.As(err, &refusal) {
-		fmt.Println(refusal.Code, refusal.Message)
+		fmt.Println(refusal.Code)
 	}
 	// Output:
 	// moved e4 3
 	// black 20 e4
-	// not_your_turn 지금은 상대 차례예요
+	// not_your_turn
 }

@@ -85,7 +85,7 @@ func fuzzGame(t *testing.T, b byte) *State {
 		t.Fatal(err)
 	}
 	if b&0x80 == 0 && ng.AI == "" {
-		s, _, err = Join(s, Player{ID: "j", TokenHash: "y"}, t0)
+		s, _, err = joinGame(s, Player{ID: "j", TokenHash: "y"}, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,10 +98,7 @@ func fuzzStep(t *testing.T, s *State, op byte, by chess.Color, arg byte, now tim
 	var a Action
 	switch op % 16 {
 	case 0, 1, 2, 3: // a legal move, when there is one
-		pos, err := s.Position()
-		if err != nil {
-			t.Fatalf("Position() = %v", err)
-		}
+		pos := s.Position()
 		moves := pos.LegalMoves()
 		if len(moves) == 0 {
 			a = moveAction("e2e4")
@@ -154,10 +151,7 @@ func checkInvariants(t *testing.T, prev, s *State) {
 	if (s.Phase == PhaseFinished) != (s.Result != nil) {
 		t.Fatalf("phase %s with result %+v", s.Phase, s.Result)
 	}
-	pos, err := s.Position()
-	if err != nil {
-		t.Fatalf("Position() = %v", err)
-	}
+	pos := s.Position()
 	if pos.Turn() != s.Turn() || pos.FEN() != s.FEN {
 		t.Fatalf("FEN %q, position %q, turn %s at ply %d", s.FEN, pos.FEN(), s.Turn(), s.Ply())
 	}
@@ -165,7 +159,7 @@ func checkInvariants(t *testing.T, prev, s *State) {
 		t.Fatalf("last fenAfter %q differs from fen %q", s.Moves[n-1].FENAfter, s.FEN)
 	}
 	total := 0
-	for _, c := range s.Repetition {
+	for _, c := range repetitionTable(s) {
 		total += c
 	}
 	if total != s.Ply()+1 {

@@ -80,7 +80,7 @@ func TestGoldenPGN(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _, _ = Join(c, Player{ID: "p2", Name: "White Player"}, t0)
+	c, _, _ = joinGame(c, Player{ID: "p2", Name: "White Player"}, t0)
 	rng := newTestRand(5)
 	for range 40 {
 		c, _ = mustApply(t, c, c.Turn(), moveAction(randomMove(t, c, rng)), at(int64(1000+c.Ply()*1000)))

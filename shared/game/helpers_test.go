@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,12 +24,34 @@ const (
 	black = chess.Black
 )
 
-// opts returns the default options changed by the given JSON object.
+// opts returns the default options changed by the given JSON object (the
+// request decoding is the edge's; tests read the object plainly).
 func opts(t testing.TB, js string) Options {
 	t.Helper()
-	o, err := ParseOptions(json.RawMessage(js))
+	var raw struct {
+		Variant, TimeControl, DrawMode, ColorAssignment, Hints *string
+		AutoQueen, DrawOffer                                   *bool
+		Undo                                                   json.RawMessage
+		FirstMoveSec, IdleLimitSec, DisconnectGraceSec         *int64
+	}
+	if err := json.Unmarshal([]byte(js), &raw); err != nil {
+		t.Fatalf("opts(%s): %v", js, err)
+	}
+	in := OptionsInput{Variant: raw.Variant, TimeControl: raw.TimeControl, DrawMode: raw.DrawMode,
+		ColorAssignment: raw.ColorAssignment, Hints: raw.Hints, AutoQueen: raw.AutoQueen, DrawOffer: raw.DrawOffer,
+		FirstMoveSec: raw.FirstMoveSec, IdleLimitSec: raw.IdleLimitSec, DisconnectGraceSec: raw.DisconnectGraceSec}
+	if len(raw.Undo) > 0 {
+		var u UndoInput
+		if json.Unmarshal(raw.Undo, &u.Number) == nil {
+			u.IsNumber = true
+		} else if err := json.Unmarshal(raw.Undo, &u.Text); err != nil {
+			t.Fatalf("opts(%s): undo: %v", js, err)
+		}
+		in.Undo = &u
+	}
+	o, err := BuildOptions(in)
 	if err != nil {
-		t.Fatalf("ParseOptions(%s) = %v", js, err)
+		t.Fatalf("BuildOptions(%s) = %v", js, err)
 	}
 	return o
 }
@@ -44,7 +67,7 @@ func newGame(t testing.TB, o Options) *State {
 	if err != nil {
 		t.Fatalf("New = %v", err)
 	}
-	s, _, err = Join(s, Player{ID: "bob", Name: "Bob", TokenHash: "hash-bob"}, t0)
+	s, _, err = joinGame(s, Player{ID: "bob", Name: "Bob", TokenHash: "hash-bob"}, t0)
 	if err != nil {
 		t.Fatalf("Join = %v", err)
 	}
@@ -94,10 +117,7 @@ func hasEvent(events []Event, typ EventType) bool {
 // or "" when there is none.
 func randomMove(t testing.TB, s *State, rng *rand.Rand) string {
 	t.Helper()
-	pos, err := s.Position()
-	if err != nil {
-		t.Fatalf("Position() = %v", err)
-	}
+	pos := s.Position()
 	moves := pos.LegalMoves()
 	if len(moves) == 0 {
 		return ""
@@ -116,7 +136,7 @@ func randomGame(t testing.TB, o Options, seed uint64, maxPlies int) []*State {
 		t.Fatalf("New = %v", err)
 	}
 	states := []*State{s}
-	s, _, err = Join(s, Player{ID: "j", TokenHash: "y"}, t0)
+	s, _, err = joinGame(s, Player{ID: "j", TokenHash: "y"}, t0)
 	if err != nil {
 		t.Fatalf("Join = %v", err)
 	}
@@ -162,9 +182,127 @@ func gameFromFEN(t testing.TB, fen string, o Options) *State {
 	}
 	s.StartFEN = pos.FEN()
 	s.FEN = s.StartFEN
-	s.Repetition = map[string]int{pos.RepetitionKey(): 1}
+	s.pos = *pos
+	s.hashes = []uint64{pos.Hash()}
 	s.Clock.Started = PerColor[bool]{true, true}
 	return s
 }
 
 func newTestRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed)) }
+
+// The transitions one at a time, each committed as its own version: the
+// tests' shorthand for what Reduce does with one step, without applying a
+// due timeout first (so a test can see CodeTimeExpired).
+
+// Apply performs an action and commits it.
+func Apply(s *State, by chess.Color, a Action, now time.Time) (*State, []Event, error) {
+	next, events, err := s.act(by, a, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	var req *Act
+	if a.RequestID != "" {
+		req = &Act{By: by, Action: a}
+	}
+	next, err = s.commit(next, req, events, now)
+	return next, events, err
+}
+
+// ApplyTimeout applies a due timeout and commits it (false: none due).
+func ApplyTimeout(s *State, now time.Time) (*State, []Event, bool) {
+	next, events, ok := s.timeout(now)
+	if !ok {
+		return s, nil, false
+	}
+	next, err := s.commit(next, nil, events, now)
+	if err != nil {
+		panic(err)
+	}
+	return next, events, true
+}
+
+// SetPresence changes a seat's presence and commits it (false: no change).
+func SetPresence(s *State, c chess.Color, connected bool, now time.Time) (*State, []Event, bool) {
+	next, events := s.setPresence(c, connected, now)
+	if next == s {
+		return s, nil, false
+	}
+	next, err := s.commit(next, nil, events, now)
+	if err != nil {
+		panic(err)
+	}
+	return next, events, true
+}
+
+// joinGame seats p and commits it.
+func joinGame(s *State, p Player, now time.Time) (*State, []Event, error) {
+	next, events, err := s.join(p, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	next, err = s.commit(next, nil, events, now)
+	return next, events, err
+}
+
+// linkRematchGame links the rematch and commits it.
+func linkRematchGame(s *State, nextGameID string) (*State, []Event, error) {
+	next, events, err := s.linkRematch(nextGameID)
+	if err != nil {
+		return nil, nil, err
+	}
+	next, err = s.commit(next, nil, events, t0)
+	return next, events, err
+}
+
+// repetitionCount is how often the position with repetition key key has
+// occurred in the game so far.
+func repetitionCount(s *State, key string) int {
+	n := 0
+	pos, err := chess.ParseFENVariant(s.StartFEN, s.Options.Variant.chess())
+	if err != nil {
+		panic(err)
+	}
+	if pos.RepetitionKey() == key {
+		n++
+	}
+	for _, m := range s.Moves {
+		mv, err := pos.ParseUCI(m.UCI)
+		if err != nil {
+			panic(err)
+		}
+		pos.Play(mv)
+		if pos.RepetitionKey() == key {
+			n++
+		}
+	}
+	return n
+}
+
+// repetitionKey returns the first four fields of a FEN (the repetition
+// key of the position it describes).
+func repetitionKey(fen string) string {
+	f := strings.Fields(fen)
+	if len(f) < 4 {
+		return fen
+	}
+	return strings.Join(f[:4], " ")
+}
+
+// repetitionTable counts every position of the game by repetition key, the
+// rule's own definition, from a replay of the moves.
+func repetitionTable(s *State) map[string]int {
+	pos, err := chess.ParseFENVariant(s.StartFEN, s.Options.Variant.chess())
+	if err != nil {
+		panic(err)
+	}
+	table := map[string]int{pos.RepetitionKey(): 1}
+	for _, m := range s.Moves {
+		mv, err := pos.ParseUCI(m.UCI)
+		if err != nil {
+			panic(err)
+		}
+		pos.Play(mv)
+		table[pos.RepetitionKey()]++
+	}
+	return table
+}

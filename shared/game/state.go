@@ -1,10 +1,7 @@
 package game
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
-	"maps"
 	"slices"
 
 	"chessapi/shared/chess"
@@ -43,6 +40,8 @@ const (
 	ReasonDrawAgreed            Reason = "drawAgreed"
 	ReasonTimeoutVsInsufficient Reason = "timeoutVsInsufficient"
 	ReasonAborted               Reason = "aborted"
+	// ReasonExpired: nobody joined a waiting game in time (SPEC §12).
+	ReasonExpired Reason = "expired"
 )
 
 // Claim is a draw the side to move may claim in drawMode fide.
@@ -72,20 +71,30 @@ type State struct {
 	Chess960Index *int           `json:"chess960Index"`
 	FEN           string         `json:"fen"`
 	Moves         []MoveRecord   `json:"moves"`
-	// Repetition counts each position key (the first four FEN fields, the
-	// en-passant square only when a capture is legal) seen so far.
-	Repetition map[string]int `json:"repetition"`
-	Phase      Phase          `json:"phase"`
-	Clock      Clock          `json:"clock"`
-	Undo       UndoState      `json:"undo"`
-	Draw       DrawState      `json:"draw"`
-	Claimable  *Claim         `json:"claimable"`
-	Result     *Result        `json:"result"`
-	RNG        RNG            `json:"rng"`
+	Phase         Phase          `json:"phase"`
+	Clock         Clock          `json:"clock"`
+	Undo          UndoState      `json:"undo"`
+	Draw          DrawState      `json:"draw"`
+	Claimable     *Claim         `json:"claimable"`
+	Result        *Result        `json:"result"`
+	RNG           RNG            `json:"rng"`
 	// Requests is each seat's log of recently applied request ids, oldest
 	// first, at most RequestLogSize entries.
 	Requests PerColor[[]AppliedRequest] `json:"requests"`
 	Rematch  Rematch                    `json:"rematch"`
+	// Changes is the change log: the most recent committed versions with
+	// their events, oldest first (at most ChangeLogSize entries and
+	// ChangeLogBytes of events), so a client can catch up on exactly what
+	// it missed (SPEC §11).
+	Changes []Change `json:"changes"`
+
+	// pos is the live current position and hashes the Zobrist hash of
+	// every position of the game, the start first (len(Moves)+1 entries).
+	// Both are rebuilt by Decode and New and carried forward by every
+	// transition, so a request replays the game once, not once per use.
+	// They are not stored.
+	pos    chess.Position
+	hashes []uint64
 }
 
 // Seat is one side's player. An empty PlayerID means the seat is free.
@@ -161,7 +170,6 @@ type Result struct {
 	Winner    *chess.Color `json:"winner"`
 	Reason    Reason       `json:"reason"`
 	MoveCount int          `json:"moveCount"` // full moves, ⌈plies/2⌉
-	SummaryKo string       `json:"summaryKo"`
 	EndedAt   int64        `json:"endedAt"`
 }
 
@@ -175,10 +183,31 @@ type Rank struct {
 type AppliedRequest struct {
 	ID      string `json:"id"`
 	Version int64  `json:"version"` // the state version the action produced
+	// Hash fingerprints the request (its type and payload) so a request id
+	// reused for a different request is told apart from a retry. Empty in
+	// entries written before fingerprints existed.
+	Hash string `json:"hash,omitempty"`
 	// Events is the JSON array of the events the action produced, kept as
 	// JSON so a retry can answer with it as is (and decoding stays cheap).
 	Events json.RawMessage `json:"events"`
 }
+
+// Change is one committed version of a game and what happened in it.
+type Change struct {
+	Version int64 `json:"version"`
+	At      int64 `json:"at"` // Unix ms
+	// Events is the JSON array of the version's events, encoded once when
+	// the version is made and served as is.
+	Events json.RawMessage `json:"events"`
+}
+
+// The change log keeps at least the last ChangeLogSize versions (SPEC §11
+// asks for 64) unless their events exceed ChangeLogBytes, which bounds the
+// stored item of a long game whatever its events.
+const (
+	ChangeLogSize  = 64
+	ChangeLogBytes = 32 << 10
+)
 
 // Rematch links a game to the one it is a rematch of and to its rematch.
 type Rematch struct {
@@ -226,29 +255,46 @@ func (s *State) AppliedRequest(by chess.Color, id string) (AppliedRequest, bool)
 	return AppliedRequest{}, false
 }
 
-// Position returns the current position. It is rebuilt from the last move,
-// so details a FEN cannot hold (why an en-passant capture is refused) are
-// kept.
-func (s *State) Position() (*chess.Position, error) {
-	v := s.Options.Variant.chess()
-	n := len(s.Moves)
-	if n == 0 {
-		return chess.ParseFENVariant(s.StartFEN, v)
+// Position returns a copy of the current position.
+func (s *State) Position() *chess.Position {
+	p := s.pos
+	return &p
+}
+
+// History returns the hashes of the game's earlier positions, oldest first
+// (the current position excluded), for an engine to see repetitions. The
+// slice is shared: callers must not modify it.
+func (s *State) History() []uint64 {
+	return s.hashes[: len(s.hashes)-1 : len(s.hashes)-1]
+}
+
+// repetitions returns how often the current position has occurred,
+// counting itself. Only positions since the last capture or pawn move
+// (the half-move clock) can be equal to it.
+func (s *State) repetitions() int {
+	n := len(s.hashes)
+	cur := s.hashes[n-1]
+	count := 0
+	for i := max(0, n-1-s.pos.HalfmoveClock()); i < n; i++ {
+		if s.hashes[i] == cur {
+			count++
+		}
 	}
-	before := s.StartFEN
-	if n > 1 {
-		before = s.Moves[n-2].FENAfter
+	return count
+}
+
+// ChangesAfter returns the logged changes after version v, oldest first,
+// and whether they are complete: false when v is older than the log keeps
+// (the caller must then reset to the current state).
+func (s *State) ChangesAfter(v int64) ([]Change, bool) {
+	if v >= s.Version {
+		return nil, true
 	}
-	p, err := chess.ParseFENVariant(before, v)
-	if err != nil {
-		return nil, fmt.Errorf("game: position before ply %d: %w", n, err)
+	if len(s.Changes) == 0 || s.Changes[0].Version > v+1 {
+		return nil, false
 	}
-	m, err := p.ParseUCI(s.Moves[n-1].UCI)
-	if err != nil {
-		return nil, fmt.Errorf("game: replay ply %d: %w", n, err)
-	}
-	p.Play(m)
-	return p, nil
+	i := int(v + 1 - s.Changes[0].Version)
+	return s.Changes[i:len(s.Changes):len(s.Changes)], true
 }
 
 // clone returns a deep copy: no slice, map or pointer is shared with s.
@@ -260,7 +306,10 @@ func (s *State) clone() *State {
 	}
 	// One spare slot: the next move appends without copying again.
 	c.Moves = append(make([]MoveRecord, 0, len(s.Moves)+1), s.Moves...)
-	c.Repetition = maps.Clone(s.Repetition)
+	c.hashes = append(make([]uint64, 0, len(s.hashes)+1), s.hashes...)
+	// Entries are never modified in place, so sharing their bytes is safe;
+	// the slice is copied because commit appends to it.
+	c.Changes = append(make([]Change, 0, len(s.Changes)+1), s.Changes...)
 	if s.Undo.Pending != nil {
 		p := *s.Undo.Pending
 		c.Undo.Pending = &p
@@ -283,10 +332,8 @@ func (s *State) clone() *State {
 		c.Result = &r
 	}
 	for i := range c.Requests {
+		// Entries (and their event bytes) are never modified in place.
 		c.Requests[i] = slices.Clone(s.Requests[i])
-		for j := range c.Requests[i] {
-			c.Requests[i][j].Events = bytes.Clone(s.Requests[i][j].Events)
-		}
 	}
 	return &c
 }

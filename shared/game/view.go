@@ -49,7 +49,8 @@ type View struct {
 	Rematch    *RematchView `json:"rematch"`
 }
 
-// PlayerView is the public part of a seat.
+// PlayerView is the public part of a seat. An AI seat's Name is a human
+// text in the reader's language, filled by the edge.
 type PlayerView struct {
 	PlayerID  string  `json:"playerId"`
 	Name      string  `json:"name"`
@@ -105,7 +106,9 @@ type LegalMove struct {
 	SAN       string `json:"san"`
 }
 
-// ResultView is the result of seeds/000 §8.6 with its PGN.
+// ResultView is the result of seeds/000 §8.6 with its PGN. SummaryKo (the
+// Korean one-line result the design defines) and Summary (the same in the
+// reader's language) are human texts: the edge fills them.
 type ResultView struct {
 	Ranking   []Rank       `json:"ranking"`
 	Winner    *chess.Color `json:"winner"`
@@ -113,6 +116,7 @@ type ResultView struct {
 	PGN       string       `json:"pgn"`
 	MoveCount int          `json:"moveCount"`
 	SummaryKo string       `json:"summaryKo"`
+	Summary   string       `json:"summary"`
 	EndedAt   int64        `json:"endedAt"`
 }
 
@@ -128,10 +132,7 @@ var pieceValues = [...]int{chess.Pawn: 1, chess.Knight: 3, chess.Bishop: 3, ches
 // ViewOf returns the game as the seat of colour *you sees it at now, or as a
 // spectator sees it when you is nil.
 func ViewOf(s *State, you *chess.Color, now time.Time) (*View, error) {
-	pos, err := s.Position()
-	if err != nil {
-		return nil, err
-	}
+	pos := &s.pos
 	t := max(now.UnixMilli(), s.Clock.TurnStartedAt)
 	v := &View{
 		GameID:        s.GameID,
@@ -183,7 +184,7 @@ func ViewOf(s *State, you *chess.Color, now time.Time) (*View, error) {
 		v.Pending.Draw = &DrawOfferView{By: *p}
 	}
 	if v.You != nil && *v.You == s.Turn() && s.Phase == PhasePlaying {
-		v.LegalMoves = legalMoves(pos)
+		v.LegalMoves = LegalMoves(pos)
 	}
 	if r := s.Result; r != nil {
 		pgn, err := PGN(s)
@@ -192,7 +193,7 @@ func ViewOf(s *State, you *chess.Color, now time.Time) (*View, error) {
 		}
 		v.Result = &ResultView{
 			Ranking: slices.Clone(r.Ranking), Winner: r.Winner, Reason: r.Reason, PGN: pgn,
-			MoveCount: r.MoveCount, SummaryKo: r.SummaryKo, EndedAt: r.EndedAt,
+			MoveCount: r.MoveCount, EndedAt: r.EndedAt,
 		}
 	}
 	if s.Rematch != (Rematch{}) {
@@ -256,8 +257,13 @@ func (s *State) material(pos *chess.Position) (PerColor[[]string], int) {
 	return captured, diff
 }
 
-// legalMoves lists the legal moves of pos for the seat to move.
-func legalMoves(pos *chess.Position) []LegalMove {
+// LegalMoves lists the legal moves of pos as every route shows them (the
+// game view and POST /v1/positions): each with its UCI, SAN, squares,
+// promotion piece and castling side. Chess960 castling appears twice when
+// seeds/000 §9 asks the board to offer two targets: with the rook's square
+// as To (the move's UCI), and with the king's g/c-file square as To when
+// that square is not also an ordinary king step.
+func LegalMoves(pos *chess.Position) []LegalMove {
 	moves := pos.LegalMoves()
 	sans := pos.SANs(moves)
 	out := make([]LegalMove, 0, len(moves)+2)

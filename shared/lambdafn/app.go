@@ -14,7 +14,7 @@ import (
 
 	"chessapi/shared/aiplayer"
 	"chessapi/shared/aitrigger/lambdainvoke"
-	"chessapi/shared/api"
+	"chessapi/shared/app"
 	"chessapi/shared/schedule/eventbridge"
 	"chessapi/shared/service"
 	"chessapi/shared/store/dynamostore"
@@ -51,15 +51,15 @@ type App struct {
 	httpProxy *httpadapter.HandlerAdapterV2
 }
 
-// NewApp wires fn on deps:
+// NewApp wires fn on deps through the composition root (shared/app):
 //   - move: the game API (store, scheduler, async AI trigger); it never
 //     searches itself, so it gets no engine (POST /v1/ai/move is routed to
 //     the ai function and would answer 503 here).
-//   - timeout: the service only (HandleTimeout ends games and re-triggers
-//     a due AI seat).
+//   - timeout: the service only (HandleTimeout ends games and restarts
+//     an overdue AI seat).
 //   - ai: the same HTTP API with one engine (a Lambda instance serves one
-//     request at a time) as the third-party searcher and the AI-seat mover,
-//     its table sized from the function's memory.
+//     request at a time) for the third-party endpoint and AI seats, its
+//     table sized from the function's memory.
 func NewApp(cfg Config, deps Deps) (*App, error) {
 	if deps.Store == nil {
 		return nil, fmt.Errorf("lambdafn: %s function: no store", cfg.Function)
@@ -68,35 +68,36 @@ func NewApp(cfg Config, deps Deps) (*App, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	sc := service.Config{
+	ac := app.Config{
 		Store:        deps.Store,
-		Scheduler:    deps.Scheduler,
-		AITrigger:    deps.AITrigger,
+		PollInterval: PollInterval,
+		AIAPIKey:     cfg.AIAPIKey,
 		Logger:       log,
 		Now:          deps.Now,
 		Random:       deps.Random,
-		PollInterval: PollInterval,
 	}
-	var searcher api.MoveSearcher
+	if deps.Scheduler != nil {
+		ac.NewScheduler = func(app.TimeoutHandler) (service.Scheduler, error) { return deps.Scheduler, nil }
+	}
+	if deps.AITrigger != nil {
+		ac.NewAITrigger = func(app.AIRunner) (service.AITrigger, error) { return deps.AITrigger, nil }
+	}
 	switch cfg.Function {
 	case Move, Timeout:
 	case AI:
-		pool := aiplayer.NewPool(1, HashMB(cfg.MemoryMB))
-		sc.AIMover = pool
-		searcher = pool
+		ac.Engine = aiplayer.NewPool(1, HashMB(cfg.MemoryMB))
 	default:
 		return nil, fmt.Errorf("lambdafn: unknown function %q", cfg.Function)
 	}
-	svc, err := service.New(sc)
+	wired, err := app.New(ac)
 	if err != nil {
 		return nil, fmt.Errorf("lambdafn: %s function: %w", cfg.Function, err)
 	}
-	app := &App{fn: cfg.Function, log: log, service: svc}
+	a := &App{fn: cfg.Function, log: log, service: wired.Service}
 	if cfg.Function != Timeout {
-		h := api.NewHandler(api.Deps{Games: svc, Searcher: searcher, AIAPIKey: cfg.AIAPIKey, Logger: log})
-		app.httpProxy = httpadapter.NewV2(h)
+		a.httpProxy = httpadapter.NewV2(wired.Handler)
 	}
-	return app, nil
+	return a, nil
 }
 
 // Service is the application service the handlers call.
@@ -159,10 +160,10 @@ func awsDeps(awsCfg aws.Config, cfg Config) (Deps, error) {
 	return deps, nil
 }
 
-// Fatal ends a main whose start-up failed: one JSON log line naming the
-// function and the reason, then exit status 1. Lambda reports the init as
-// failed (Runtime.ExitError) and the line is in the function's log.
-func Fatal(fn Function, err error) {
+// StartupFailure is the one JSON log line a main writes when start-up
+// fails, naming the function and the reason; the main then exits with
+// status 1, so Lambda reports the init as failed (Runtime.ExitError) and
+// the line is in the function's log.
+func StartupFailure(fn Function, err error) {
 	slog.New(slog.NewJSONHandler(os.Stderr, nil)).Error("start-up failed", "function", string(fn), "err", err.Error())
-	os.Exit(1)
 }

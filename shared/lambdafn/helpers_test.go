@@ -50,8 +50,9 @@ func (c *testClock) Advance(d time.Duration) {
 // asked to schedule (EventBridge Scheduler is tested in its own package and
 // in the as-deployed test).
 type recordingScheduler struct {
-	mu    sync.Mutex
-	tasks []service.TimeoutTask
+	mu        sync.Mutex
+	tasks     []service.TimeoutTask
+	cancelled []string
 }
 
 var _ service.Scheduler = (*recordingScheduler)(nil)
@@ -61,6 +62,19 @@ func (s *recordingScheduler) ScheduleTimeout(_ context.Context, task service.Tim
 	defer s.mu.Unlock()
 	s.tasks = append(s.tasks, task)
 	return nil
+}
+
+func (s *recordingScheduler) CancelTimeout(_ context.Context, gameID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cancelled = append(s.cancelled, gameID)
+	return nil
+}
+
+func (s *recordingScheduler) Cancelled() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.cancelled)
 }
 
 func (s *recordingScheduler) Tasks() []service.TimeoutTask {
@@ -151,19 +165,14 @@ const (
 )
 
 // seedSample stores the game events/README.md replays against: id
-// deploy.SampleGameID, standard, human against human, options raw (or the
-// README's), white holding deploy.SampleWhiteToken and black
+// deploy.SampleGameID, standard, human against human, the README's options
+// (10+5, drawMode fide), white holding deploy.SampleWhiteToken and black
 // deploy.SampleBlackToken, both seated, no moves, created at the clock's
 // now. With joinBlack false the second seat stays free.
-func seedSample(t *testing.T, f *fixture, rawOptions string, joinBlack bool) *game.State {
+func seedSample(t *testing.T, f *fixture, joinBlack bool) *game.State {
 	t.Helper()
-	if rawOptions == "" {
-		rawOptions = `{"timeControl":"10+5","drawMode":"fide"}`
-	}
-	opts, err := game.ParseOptions(json.RawMessage(rawOptions))
-	if err != nil {
-		t.Fatalf("ParseOptions(%s): %v", rawOptions, err)
-	}
+	opts := game.DefaultOptions() // 10+5
+	opts.DrawMode = game.DrawFIDE
 	now := f.clock.Now()
 	white := game.Player{ID: sampleWhitePlayer, Name: "White", TokenHash: service.HashToken(deploy.SampleWhiteToken)}
 	black := game.Player{ID: sampleBlackPlayer, Name: "Black", TokenHash: service.HashToken(deploy.SampleBlackToken)}
@@ -182,7 +191,7 @@ func seedSample(t *testing.T, f *fixture, rawOptions string, joinBlack bool) *ga
 		}
 	}
 	if joinBlack {
-		if st, _, err = game.Join(st, guest, now); err != nil {
+		if st, _, err = game.Reduce(st, game.Join{Player: guest}, now); err != nil {
 			t.Fatalf("game.Join: %v", err)
 		}
 	}
@@ -222,6 +231,14 @@ func stored(t *testing.T, store service.Store, gameID string) *game.State {
 
 // response is the part of the API's JSON answers the tests look at.
 type response struct {
+	// The change log (GET /v1/games/{id}/events).
+	Version int64 `json:"version"`
+	Reset   bool  `json:"reset"`
+	Changes []struct {
+		Version int64       `json:"version"`
+		At      int64       `json:"at"`
+		Events  []eventJSON `json:"events"`
+	} `json:"changes"`
 	GameID   string          `json:"gameId"`
 	PlayerID string          `json:"playerId"`
 	Token    string          `json:"token"`

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"chessapi/shared/chess"
+	"chessapi/shared/engine"
 )
 
 // The ports of the application service: what it needs from storage, from a
@@ -48,33 +51,76 @@ type Store interface {
 	Update(ctx context.Context, rec GameRecord, expectedVersion int64) error
 }
 
-// TimeoutTask asks for the timeout handler to run for a game version at its
+// TimeoutTask asks for the timeout handler to run for a game at its
 // deadline. It is also the JSON input of the timeout function.
 type TimeoutTask struct {
-	GameID   string    `json:"gameId"`
+	GameID string `json:"gameId"`
+	// Version is the game version the deadline was computed for; the
+	// handler decides from the stored game, so a stale version is harmless.
 	Version  int64     `json:"version"`
 	Deadline time.Time `json:"deadline"`
+	// Attempt counts how often an overdue AI turn was started again at this
+	// version (the AI watchdog); 0 for a deadline of the game itself.
+	Attempt int `json:"attempt,omitempty"`
+	// Replaces is the deadline of the game's timer this one replaces, when
+	// the caller knows it (zero otherwise): an adapter that keeps one
+	// schedule per deadline deletes that one. Not part of the delivery.
+	Replaces time.Time `json:"-"`
 }
 
-// Scheduler arranges for TimeoutTask to be delivered at (or shortly after)
-// its deadline, at least once. Scheduling the same game and version twice is
-// not an error (the second call is a no-op).
+// Scheduler keeps at most one live timer per game and delivers its
+// TimeoutTask at (or shortly after) the deadline, at least once.
 type Scheduler interface {
+	// ScheduleTimeout arms the game's timer for task, replacing the game's
+	// earlier timer unless that one is for a newer version.
 	ScheduleTimeout(ctx context.Context, task TimeoutTask) error
+	// CancelTimeout removes the game's timer: the game has no deadline any
+	// more (finished).
+	CancelTimeout(ctx context.Context, gameID string) error
 }
 
-// AITask asks for the AI seat of a game to move, if the game is still at
-// Version and the AI is to move. It is the JSON input of the async AI
-// invocation.
+// AITask asks for the AI seat of a game to move, if the AI is still to
+// move at Ply: a later version of the same position (an offer, a
+// reconnect) still wants that move. Version is the version that started
+// the turn, for logs. It is the JSON input of the async AI invocation.
 type AITask struct {
 	GameID  string `json:"gameId"`
 	Version int64  `json:"version"`
+	Ply     int    `json:"ply"`
 }
 
 // AITrigger starts an AI turn asynchronously (an async Lambda invoke in AWS,
 // a goroutine locally). It returns once the request is accepted.
 type AITrigger interface {
 	TriggerAI(ctx context.Context, task AITask) error
+}
+
+// AIMoveRequest is what an AI seat needs to choose a move.
+type AIMoveRequest struct {
+	Position *chess.Position
+	// History holds the hashes of the game's earlier positions, oldest
+	// first, so the engine sees repetitions.
+	History []uint64
+	Level   string // one of game.AILevels
+	// Remaining and Increment are the AI's own clock (zero: no clock).
+	Remaining, Increment time.Duration
+	// Seed makes a weakened level's choice reproducible for this game and ply.
+	Seed uint64
+}
+
+// AIMover chooses AI seats' moves.
+type AIMover interface {
+	// ChooseMove picks an AI seat's move, paced to the level's think time.
+	ChooseMove(ctx context.Context, req AIMoveRequest) (chess.Move, error)
+}
+
+// Engine is the chess engine behind AI seats and the analysis routes
+// (shared/aiplayer adapts shared/engine). AI seats and public searches use
+// separate capacity, so public requests cannot starve seats.
+type Engine interface {
+	AIMover
+	// Search runs a public search (POST /v1/ai/move).
+	Search(ctx context.Context, p engine.Params) (engine.Result, error)
 }
 
 // DeadlineMillis is how stores keep a Deadline: epoch milliseconds, rounded

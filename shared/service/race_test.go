@@ -1,7 +1,6 @@
 package service_test
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -48,7 +47,7 @@ func TestConcurrentMoves(t *testing.T) {
 			g := f.newGame(t, `{"timeControl":"none"}`)
 
 			type attempt struct {
-				seat service.Viewer
+				seat service.Caller
 				uci  string
 			}
 			var attempts []attempt
@@ -68,7 +67,7 @@ func TestConcurrentMoves(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					_, err := f.svc.Act(t.Context(), g.gameID, a.seat, service.ActionInput{Type: "move", Payload: json.RawMessage(`{"uci":"` + a.uci + `"}`)})
+					_, err := f.svc.Act(t.Context(), g.gameID, a.seat, service.ActionInput{Action: moveUCI(a.uci)})
 					succeeded[i], errs[i] = err == nil, err
 				}()
 			}
@@ -117,13 +116,13 @@ func TestConcurrentMoves(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					out, err := f.svc.Act(t.Context(), g.gameID, turn, service.ActionInput{
-						Type: "move", Payload: json.RawMessage(`{"uci":"` + uci + `"}`), RequestID: "dup-1",
+						Action: moveUCI(uci), RequestID: "dup-1",
 					})
 					if err != nil {
 						outcomes[i] = "error: " + err.Error()
 						return
 					}
-					outcomes[i] = string(out.Events)
+					outcomes[i] = string(out.EventsJSON)
 				}()
 			}
 			wg.Wait()

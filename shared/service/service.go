@@ -1,13 +1,16 @@
-// Package service is the application service of the chess API: it loads a
-// game, applies any timeout already due (lazy enforcement), applies the
-// action through the pure reducer (shared/game), writes the new state with a
-// conditional write, schedules the new deadline and starts AI turns. It
-// owns seat tokens and request idempotency. Storage, scheduling and AI
-// triggering are ports (ports.go) with adapters elsewhere.
+// Package service is the application service of the chess API. Every change
+// of a game goes through one transaction (update.go): load, authorize, the
+// timeout that is due (lazy enforcement), idempotency, one reducer step
+// (shared/game), a conditional write retried on lost races, and the work
+// after the commit (effects.go: wake waiters and subscribers, arm the one
+// timer of the game, start the AI). It owns seat tokens and request
+// idempotency, and the stateless analysis behind POST /v1/positions and
+// POST /v1/ai/move. Storage, scheduling, AI triggering and the engine are
+// ports (ports.go) with adapters elsewhere; the HTTP edge (shared/api)
+// decodes requests, calls this package and encodes its typed answers.
 package service
 
 import (
-	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -18,16 +21,19 @@ import (
 	"chessapi/shared/game"
 )
 
-// Errors the HTTP layer maps to status codes (besides the store's
-// ErrNotFound, *game.InputError and *game.RuleError).
+// Errors the edge maps to status codes (besides the store's ErrNotFound,
+// *game.InputError and *game.RuleError).
 var (
-	// ErrUnauthorized: a seat token is required and none (or a malformed
-	// one) was given.
+	// ErrUnauthorized: a seat token is required and none was given.
 	ErrUnauthorized = errors.New("seat token required")
 	// ErrForbidden: the token is not a seat of this game.
 	ErrForbidden = errors.New("token is not a seat of this game")
 	// ErrBusy: the game kept changing under us; the client may retry.
 	ErrBusy = errors.New("game is busy, retry")
+	// ErrRequestIDReused: a request id came back with a different request.
+	ErrRequestIDReused = errors.New("request id reused for a different request")
+	// ErrNoEngine: this process has no engine for AI searches.
+	ErrNoEngine = errors.New("no engine configured")
 )
 
 // ConflictError is returned when the client's expectedVersion is stale; it
@@ -40,17 +46,34 @@ func (e *ConflictError) Error() string {
 	return fmt.Sprintf("expected version is stale (current %d)", e.Current.Version)
 }
 
+// EffectsMode says where the work after a commit runs.
+type EffectsMode uint8
+
+const (
+	// EffectsInline runs it in the process that committed, right after
+	// the write (the local server, tests).
+	EffectsInline EffectsMode = iota
+	// EffectsByStream leaves it to the table's change stream, whose
+	// consumer calls Service.Committed for every committed version (AWS:
+	// a commit's effects then happen even if its writer dies right after
+	// the write, and each happens once).
+	EffectsByStream
+)
+
 // Config wires a Service.
 type Config struct {
 	Store Store
-	// Scheduler receives each new deadline; nil disables scheduling (lazy
-	// enforcement still ends games when anyone calls).
+	// Scheduler arms each game's timer; nil disables scheduled enforcement
+	// (lazy enforcement still ends games when anyone calls).
 	Scheduler Scheduler
 	// AITrigger starts AI turns asynchronously; nil disables AI seats'
 	// automatic moves (PlayAITurn can still be called).
 	AITrigger AITrigger
-	// AIMover chooses AI moves in PlayAITurn.
-	AIMover AIMover
+	// Engine chooses AI-seat moves (PlayAITurn) and answers the analysis
+	// routes; nil in processes that never search.
+	Engine Engine
+	// Effects says who runs the work after a commit (default inline).
+	Effects EffectsMode
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 	// Random is the source of ids, tokens and game seeds; crypto/rand when
@@ -65,16 +88,24 @@ type Config struct {
 	PollInterval time.Duration
 	// FinishedTTL is how long a finished game is kept (default 30 days).
 	FinishedTTL time.Duration
-	// AIRetryAfter is when a due AI turn is re-triggered again if the AI
-	// still has not moved (default 30 s).
-	AIRetryAfter time.Duration
+	// AIWatchdog is how long an AI turn may go unanswered before the AI is
+	// started again (default 40 s: the longest search, 10 s, plus 30 s).
+	AIWatchdog time.Duration
+	// AIRestarts bounds how often an unanswered AI turn is started again
+	// before the AI seat forfeits (default 3).
+	AIRestarts int
+	// EffectRetries bounds the attempts of each effect after a commit
+	// (default 4), spaced by EffectBackoff doubling (default 100 ms).
+	EffectRetries int
+	EffectBackoff time.Duration
 }
 
 // Service runs games. It is safe for concurrent use.
 type Service struct {
-	cfg      Config
-	log      *slog.Logger
-	watchers *watchers
+	cfg     Config
+	log     *slog.Logger
+	feed    *feed
+	effects *effects
 }
 
 // New returns a Service.
@@ -97,101 +128,25 @@ func New(cfg Config) (*Service, error) {
 	if cfg.FinishedTTL <= 0 {
 		cfg.FinishedTTL = 30 * 24 * time.Hour
 	}
-	if cfg.AIRetryAfter <= 0 {
-		cfg.AIRetryAfter = 30 * time.Second
+	if cfg.AIWatchdog <= 0 {
+		cfg.AIWatchdog = 40 * time.Second
 	}
-	return &Service{cfg: cfg, log: cfg.Logger, watchers: newWatchers()}, nil
+	if cfg.AIRestarts <= 0 {
+		cfg.AIRestarts = 3
+	}
+	if cfg.EffectRetries <= 0 {
+		cfg.EffectRetries = 4
+	}
+	if cfg.EffectBackoff <= 0 {
+		cfg.EffectBackoff = 100 * time.Millisecond
+	}
+	s := &Service{cfg: cfg, log: cfg.Logger, feed: newFeed()}
+	s.effects = newEffects(s)
+	return s, nil
 }
 
-// loaded is a game read from the store.
-type loaded struct {
-	rec   GameRecord
-	state *game.State
-}
+// Close stops the background work of the service (retries of failed
+// effects), waiting up to timeout for work in flight.
+func (s *Service) Close(timeout time.Duration) { s.effects.close(timeout) }
 
-func (s *Service) load(ctx context.Context, gameID string) (loaded, error) {
-	if !validGameID(gameID) {
-		return loaded{}, ErrNotFound
-	}
-	rec, err := s.cfg.Store.Get(ctx, gameID)
-	if err != nil {
-		return loaded{}, err
-	}
-	st, err := game.Decode(rec.State)
-	if err != nil {
-		return loaded{}, fmt.Errorf("decode game %s v%d: %w", gameID, rec.Version, err)
-	}
-	if st.GameID == "" && st.Version == 0 {
-		// A migrated version-1 state: that schema kept the id and version
-		// outside the state, in the record.
-		st.GameID, st.Version = rec.GameID, rec.Version
-	}
-	if st.GameID != rec.GameID || st.Version != rec.Version {
-		return loaded{}, fmt.Errorf("game %s v%d: the stored state says game %s v%d", gameID, rec.Version, st.GameID, st.Version)
-	}
-	return loaded{rec: rec, state: st}, nil
-}
-
-// record builds the stored record of a state.
-func (s *Service) record(st *game.State) (GameRecord, error) {
-	data, err := game.Encode(st)
-	if err != nil {
-		return GameRecord{}, fmt.Errorf("encode game %s: %w", st.GameID, err)
-	}
-	rec := GameRecord{GameID: st.GameID, Version: st.Version, StateVersion: st.StateVersion, State: data}
-	if d, ok := game.Deadline(st); ok {
-		rec.Deadline = d
-	}
-	if st.Phase == game.PhaseFinished {
-		rec.ExpiresAt = s.cfg.Now().Add(s.cfg.FinishedTTL)
-	}
-	return rec, nil
-}
-
-// write stores next over the loaded version and runs the follow-ups of a
-// successful write. It returns ErrVersionConflict if another writer won.
-func (s *Service) write(ctx context.Context, prev loaded, next *game.State) error {
-	rec, err := s.record(next)
-	if err != nil {
-		return err
-	}
-	if err := s.cfg.Store.Update(ctx, rec, prev.rec.Version); err != nil {
-		return err
-	}
-	s.afterWrite(ctx, next, rec)
-	return nil
-}
-
-// afterWrite wakes long polls, schedules the new deadline and starts the AI
-// if it is to move. Failures are logged, not returned: the write stands, and
-// lazy enforcement still ends the game on the next request; the scheduling
-// is retried when a retried request (same requestId) is answered.
-func (s *Service) afterWrite(ctx context.Context, st *game.State, rec GameRecord) {
-	s.watchers.notify(st.GameID)
-	s.scheduleDeadline(ctx, st, rec.Deadline)
-	if _, ok := st.AITurn(); ok && s.cfg.AITrigger != nil {
-		task := AITask{GameID: st.GameID, Version: st.Version}
-		if err := s.cfg.AITrigger.TriggerAI(ctx, task); err != nil {
-			s.log.Error("trigger AI", "game", st.GameID, "version", st.Version, "err", err)
-		}
-	}
-}
-
-func (s *Service) scheduleDeadline(ctx context.Context, st *game.State, deadline time.Time) {
-	if s.cfg.Scheduler == nil || deadline.IsZero() {
-		return
-	}
-	task := TimeoutTask{GameID: st.GameID, Version: st.Version, Deadline: deadline}
-	if err := s.cfg.Scheduler.ScheduleTimeout(ctx, task); err != nil {
-		s.log.Error("schedule deadline", "game", st.GameID, "version", st.Version, "deadline", deadline, "err", err)
-	}
-}
-
-// applyDue applies a timeout that is already due at now (lazy enforcement).
-func applyDue(st *game.State, now time.Time) (*game.State, []game.Event) {
-	next, events, ok := game.ApplyTimeout(st, now)
-	if !ok {
-		return st, nil
-	}
-	return next, events
-}
+func (s *Service) now() time.Time { return s.cfg.Now() }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"chessapi/shared/chess"
+	"chessapi/shared/engine"
 	"chessapi/shared/game"
 	"chessapi/shared/internal/fakeclock"
 	"chessapi/shared/service"
@@ -32,6 +33,8 @@ func (r *recorder) ScheduleTimeout(_ context.Context, t service.TimeoutTask) err
 	return nil
 }
 
+func (r *recorder) CancelTimeout(context.Context, string) error { return nil }
+
 func (r *recorder) TriggerAI(_ context.Context, t service.AITask) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -49,11 +52,51 @@ func (r *recorder) lastTimeout(t *testing.T) service.TimeoutTask {
 	return r.timeouts[len(r.timeouts)-1]
 }
 
-// firstMover is an AIMover that plays the first legal move.
+// firstMover is an Engine whose AI seats play the first legal move.
 type firstMover struct{}
 
 func (firstMover) ChooseMove(_ context.Context, req service.AIMoveRequest) (chess.Move, error) {
 	return req.Position.LegalMoves()[0], nil
+}
+
+func (firstMover) Search(context.Context, engine.Params) (engine.Result, error) {
+	return engine.Result{}, errors.New("firstMover does not search")
+}
+
+// moveUCI is a move action.
+func moveUCI(uci string) game.Action {
+	return game.Action{Type: game.ActionMove, Move: game.MoveInput{UCI: uci}}
+}
+
+// options builds options from a JSON object of string and integer values
+// (the request decoding is the edge's).
+func options(t *testing.T, js string) game.Options {
+	t.Helper()
+	var raw map[string]any
+	if err := json.Unmarshal([]byte(js), &raw); err != nil {
+		t.Fatal(err)
+	}
+	var in game.OptionsInput
+	str := func(k string) *string {
+		if v, ok := raw[k].(string); ok {
+			return &v
+		}
+		return nil
+	}
+	num := func(k string) *int64 {
+		if v, ok := raw[k].(float64); ok {
+			n := int64(v)
+			return &n
+		}
+		return nil
+	}
+	in.TimeControl, in.ColorAssignment, in.Variant, in.DrawMode = str("timeControl"), str("colorAssignment"), str("variant"), str("drawMode")
+	in.FirstMoveSec, in.DisconnectGraceSec, in.IdleLimitSec = num("firstMoveSec"), num("disconnectGraceSec"), num("idleLimitSec")
+	o, err := game.BuildOptions(in)
+	if err != nil {
+		t.Fatalf("options(%s): %v", js, err)
+	}
+	return o
 }
 
 type fixture struct {
@@ -75,8 +118,8 @@ func newFixture(t *testing.T, store service.Store) *fixture {
 	clock := fakeclock.New(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	rec := &recorder{}
 	svc, err := service.New(service.Config{
-		Store: store, Scheduler: rec, AITrigger: rec, AIMover: firstMover{},
-		Now: clock.Now, MaxAttempts: 50,
+		Store: store, Scheduler: rec, AITrigger: rec, Engine: firstMover{},
+		Now: clock.Now,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -86,14 +129,14 @@ func newFixture(t *testing.T, store service.Store) *fixture {
 
 type seats struct {
 	gameID       string
-	white, black service.Viewer
+	white, black service.Caller
 }
 
 // newGame creates and joins a human game with the given options.
-func (f *fixture) newGame(t *testing.T, options string) seats {
+func (f *fixture) newGame(t *testing.T, opts string) seats {
 	t.Helper()
 	ctx := t.Context()
-	host, err := f.svc.Create(ctx, service.CreateInput{Options: json.RawMessage(options), Player: service.PlayerInput{Name: "host"}})
+	host, err := f.svc.Create(ctx, service.CreateInput{Options: options(t, opts), Player: service.PlayerInput{Name: "host"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,22 +146,22 @@ func (f *fixture) newGame(t *testing.T, options string) seats {
 	}
 	s := seats{gameID: host.GameID}
 	if *guest.Game.You == chess.White {
-		s.white, s.black = service.Viewer{Token: guest.Token}, service.Viewer{Token: host.Token}
+		s.white, s.black = service.Caller{Token: guest.Token}, service.Caller{Token: host.Token}
 	} else {
-		s.white, s.black = service.Viewer{Token: host.Token}, service.Viewer{Token: guest.Token}
+		s.white, s.black = service.Caller{Token: host.Token}, service.Caller{Token: guest.Token}
 	}
 	return s
 }
 
-func (f *fixture) move(t *testing.T, gameID string, v service.Viewer, uci string) error {
+func (f *fixture) move(t *testing.T, gameID string, v service.Caller, uci string) error {
 	t.Helper()
-	_, err := f.svc.Act(t.Context(), gameID, v, service.ActionInput{Type: "move", Payload: json.RawMessage(`{"uci":"` + uci + `"}`)})
+	_, err := f.svc.Act(t.Context(), gameID, v, service.ActionInput{Action: moveUCI(uci)})
 	return err
 }
 
 func (f *fixture) view(t *testing.T, gameID string) *game.View {
 	t.Helper()
-	v, err := f.svc.Get(t.Context(), gameID, service.Viewer{}, nil, 0)
+	v, err := f.svc.Get(t.Context(), gameID, service.Caller{}, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,11 +270,11 @@ func TestHandleTimeout(t *testing.T) {
 // the game on time.
 func TestAITurnNeverFlags(t *testing.T) {
 	f := newFixture(t, nil)
-	host, err := f.svc.Create(t.Context(), service.CreateInput{AILevel: "easy", Options: json.RawMessage(`{"colorAssignment":"hostWhite","timeControl":"1+0"}`)})
+	host, err := f.svc.Create(t.Context(), service.CreateInput{AILevel: "easy", Options: options(t, `{"colorAssignment":"hostWhite","timeControl":"1+0"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.move(t, host.GameID, service.Viewer{Token: host.Token}, "e2e4"); err != nil {
+	if err := f.move(t, host.GameID, service.Caller{Token: host.Token}, "e2e4"); err != nil {
 		t.Fatal(err)
 	}
 	f.rec.mu.Lock()
@@ -266,21 +309,21 @@ func TestActErrors(t *testing.T) {
 	f := newFixture(t, nil)
 	g := f.newGame(t, `{}`)
 	ctx := t.Context()
-	_, err := f.svc.Act(ctx, g.gameID, service.Viewer{}, service.ActionInput{Type: "resign"})
+	_, err := f.svc.Act(ctx, g.gameID, service.Caller{}, service.ActionInput{Action: game.Action{Type: game.ActionResign}})
 	if !errors.Is(err, service.ErrUnauthorized) {
 		t.Errorf("no token: %v", err)
 	}
-	_, err = f.svc.Act(ctx, g.gameID, service.Viewer{Token: "st_nope"}, service.ActionInput{Type: "resign"})
+	_, err = f.svc.Act(ctx, g.gameID, service.Caller{Token: "st_nope"}, service.ActionInput{Action: game.Action{Type: game.ActionResign}})
 	if !errors.Is(err, service.ErrForbidden) {
 		t.Errorf("bad token: %v", err)
 	}
-	_, err = f.svc.Act(ctx, "nosuchgame123", g.white, service.ActionInput{Type: "resign"})
+	_, err = f.svc.Act(ctx, "nosuchgame123", g.white, service.ActionInput{Action: game.Action{Type: game.ActionResign}})
 	if !errors.Is(err, service.ErrNotFound) {
 		t.Errorf("unknown game: %v", err)
 	}
 	var conflict *service.ConflictError
 	stale := int64(0)
-	_, err = f.svc.Act(ctx, g.gameID, g.white, service.ActionInput{Type: "resign", ExpectedVersion: &stale})
+	_, err = f.svc.Act(ctx, g.gameID, g.white, service.ActionInput{Action: game.Action{Type: game.ActionResign}, ExpectedVersion: &stale})
 	if !errors.As(err, &conflict) || conflict.Current == nil {
 		t.Errorf("stale expectedVersion: %v", err)
 	}
@@ -305,14 +348,14 @@ func TestMigratedV1Game(t *testing.T) {
 			t.Fatal(err)
 		}
 		f := newFixture(t, bolt)
-		v, err := f.svc.Get(t.Context(), id, service.Viewer{}, nil, 0)
+		v, err := f.svc.Get(t.Context(), id, service.Caller{}, nil, 0)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if v.GameID != id || v.Version < 7 || v.Variant != game.VariantStandard || v.StateVersion != game.StateVersion {
 			t.Errorf("%s: view id %q version %d variant %q stateVersion %d", name, v.GameID, v.Version, v.Variant, v.StateVersion)
 		}
-		if _, err := f.svc.PGN(t.Context(), id, service.Viewer{}); err != nil {
+		if _, err := f.svc.PGN(t.Context(), id, service.Caller{}); err != nil {
 			t.Errorf("%s: PGN: %v", name, err)
 		}
 	}
@@ -322,7 +365,7 @@ func TestMigratedV1Game(t *testing.T) {
 // the game is created.
 func TestAIPlaysWhiteFirst(t *testing.T) {
 	f := newFixture(t, nil)
-	host, err := f.svc.Create(t.Context(), service.CreateInput{AILevel: "normal", Options: json.RawMessage(`{"colorAssignment":"hostBlack"}`)})
+	host, err := f.svc.Create(t.Context(), service.CreateInput{AILevel: "normal", Options: options(t, `{"colorAssignment":"hostBlack"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +378,7 @@ func TestAIPlaysWhiteFirst(t *testing.T) {
 	if err := f.svc.PlayAITurn(t.Context(), tasks[0]); err != nil {
 		t.Fatal(err)
 	}
-	v, err := f.svc.Get(t.Context(), host.GameID, service.Viewer{Token: host.Token}, nil, 0)
+	v, err := f.svc.Get(t.Context(), host.GameID, service.Caller{Token: host.Token}, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

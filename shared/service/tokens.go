@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"strings"
 
 	"chessapi/shared/chess"
 	"chessapi/shared/game"
@@ -88,20 +87,6 @@ func validGameID(id string) bool {
 	return true
 }
 
-// ParseBearer extracts the token from an Authorization header value.
-// ok is false for an empty header; err is ErrUnauthorized for a malformed one.
-func ParseBearer(header string) (token string, ok bool, err error) {
-	if header == "" {
-		return "", false, nil
-	}
-	scheme, token, found := strings.Cut(header, " ")
-	token = strings.TrimSpace(token)
-	if !found || !strings.EqualFold(scheme, "Bearer") || token == "" || len(token) > 256 {
-		return "", false, ErrUnauthorized
-	}
-	return token, true, nil
-}
-
 // seatOf returns the colour of the seat whose token this is. Both seats are
 // always compared, so timing does not reveal which one matched.
 func seatOf(st *game.State, token string) (chess.Color, bool) {
@@ -123,24 +108,29 @@ func seatOf(st *game.State, token string) (chess.Color, bool) {
 	return chess.White, false
 }
 
-// Viewer is who is asking: a seat (by token) or a spectator (no token).
-type Viewer struct {
+// Caller is who is asking: a seat (by its token) or a spectator (no
+// token). The edge checks the token's form; the service checks it against
+// the game.
+type Caller struct {
 	Token string // "" for a spectator
 }
 
-// authorize resolves the viewer against a game: a spectator (nil colour),
+// authorize resolves the caller against a game: a spectator (nil colour),
 // a seat, or ErrForbidden for a token that is not a seat of this game.
-// requireSeat turns a missing token into ErrUnauthorized.
-func authorize(st *game.State, v Viewer, requireSeat bool) (*chess.Color, error) {
-	if v.Token == "" {
-		if requireSeat {
-			return nil, ErrUnauthorized
-		}
+// seatOnly turns a missing token into ErrUnauthorized; system callers are
+// trusted and get no seat.
+func (s *Service) authorize(st *game.State, c Caller, a access) (*chess.Color, error) {
+	switch {
+	case a == system:
+		return nil, nil
+	case c.Token == "" && a == seatOnly:
+		return nil, ErrUnauthorized
+	case c.Token == "":
 		return nil, nil
 	}
-	c, ok := seatOf(st, v.Token)
+	color, ok := seatOf(st, c.Token)
 	if !ok {
 		return nil, ErrForbidden
 	}
-	return &c, nil
+	return &color, nil
 }

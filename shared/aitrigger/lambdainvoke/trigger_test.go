@@ -102,8 +102,8 @@ func TestTriggerAIInvokesAsynchronously(t *testing.T) {
 	if err := json.Unmarshal(req.body, &got); err != nil {
 		t.Fatalf("payload %q is not JSON: %v", req.body, err)
 	}
-	want := map[string]any{"gameId": "Zk3n_Q-8f2", "version": float64(17)}
-	if len(got) != len(want) || got["gameId"] != want["gameId"] || got["version"] != want["version"] {
+	want := map[string]any{"gameId": "Zk3n_Q-8f2", "version": float64(17), "ply": float64(0)}
+	if len(got) != len(want) || got["gameId"] != want["gameId"] || got["version"] != want["version"] || got["ply"] != want["ply"] {
 		t.Errorf("payload = %v; want %v", got, want)
 	}
 }

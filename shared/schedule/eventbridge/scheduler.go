@@ -1,11 +1,19 @@
 // Package eventbridge schedules game timeouts with Amazon EventBridge
-// Scheduler: one one-time schedule per game version, which invokes the
-// timeout function with the service.TimeoutTask as its JSON input and then
-// deletes itself.
+// Scheduler: one live one-time schedule per game, which invokes the timeout
+// function with the service.TimeoutTask as its JSON input and then deletes
+// itself (ActionAfterCompletion DELETE).
 //
-// EventBridge Scheduler fires within the minute of its at() time, so the
-// schedule is a backstop: every request applies a due timeout itself (SPEC
-// §7) and the timeout handler ignores stale or early deliveries.
+// A schedule's name is the game and the second it fires
+// ("t-<game>.<epoch s>"), so re-arming never reuses the name of a schedule
+// that is firing (and about to delete itself): the timeout handler re-arms
+// for a later second than the one it was delivered at. Arming a new deadline
+// creates the new schedule and deletes the one it replaces; the service
+// arms the timer only when the deadline changes. A game's schedules are
+// found by their name prefix when it ends.
+//
+// Every request applies a due timeout itself (SPEC §7), so the schedule is
+// the backstop for games nobody calls; the timeout handler ignores stale or
+// early deliveries and re-arms the game's timer.
 package eventbridge
 
 import (
@@ -31,6 +39,7 @@ const (
 	EnvGroup     = "SCHEDULE_GROUP"
 	EnvRoleARN   = "SCHEDULER_ROLE_ARN"
 	EnvTargetARN = "TIMEOUT_FUNCTION_ARN"
+	EnvDLQARN    = "SCHEDULE_DLQ_ARN"
 )
 
 // minLead is how far ahead of now a schedule is set at the least: a
@@ -43,12 +52,15 @@ type Config struct {
 	Group     string // schedule group (SCHEDULE_GROUP)
 	RoleARN   string // role EventBridge Scheduler assumes to invoke the target (SCHEDULER_ROLE_ARN)
 	TargetARN string // the timeout function (TIMEOUT_FUNCTION_ARN)
+	// DeadLetterARN is the SQS queue for schedule invocations that failed
+	// for good (SCHEDULE_DLQ_ARN, optional).
+	DeadLetterARN string
 }
 
 // ConfigFromEnv reads Config from the environment through getenv (os.Getenv
 // in production), failing on the first missing variable.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	cfg := Config{Group: getenv(EnvGroup), RoleARN: getenv(EnvRoleARN), TargetARN: getenv(EnvTargetARN)}
+	cfg := Config{Group: getenv(EnvGroup), RoleARN: getenv(EnvRoleARN), TargetARN: getenv(EnvTargetARN), DeadLetterARN: getenv(EnvDLQARN)}
 	return cfg, cfg.validate()
 }
 
@@ -60,8 +72,8 @@ func (c Config) validate() error {
 			return fmt.Errorf("eventbridge: %s is not set", f.env)
 		}
 	}
-	for _, f := range []struct{ env, value string }{{EnvRoleARN, c.RoleARN}, {EnvTargetARN, c.TargetARN}} {
-		if !strings.HasPrefix(f.value, "arn:") {
+	for _, f := range []struct{ env, value string }{{EnvRoleARN, c.RoleARN}, {EnvTargetARN, c.TargetARN}, {EnvDLQARN, c.DeadLetterARN}} {
+		if f.value != "" && !strings.HasPrefix(f.value, "arn:") {
 			return fmt.Errorf("eventbridge: %s = %q is not an ARN", f.env, f.value)
 		}
 	}
@@ -71,6 +83,8 @@ func (c Config) validate() error {
 // API is the part of *scheduler.Client the adapter uses.
 type API interface {
 	CreateSchedule(ctx context.Context, in *scheduler.CreateScheduleInput, optFns ...func(*scheduler.Options)) (*scheduler.CreateScheduleOutput, error)
+	DeleteSchedule(ctx context.Context, in *scheduler.DeleteScheduleInput, optFns ...func(*scheduler.Options)) (*scheduler.DeleteScheduleOutput, error)
+	ListSchedules(ctx context.Context, in *scheduler.ListSchedulesInput, optFns ...func(*scheduler.Options)) (*scheduler.ListSchedulesOutput, error)
 }
 
 // Scheduler is a service.Scheduler on EventBridge Scheduler.
@@ -78,6 +92,22 @@ type Scheduler struct {
 	client API
 	cfg    Config
 	now    func() time.Time
+}
+
+// Retries of a schedule's invocation of the timeout function (EventBridge
+// Scheduler's own, for failures to invoke: throttling, the function being
+// unavailable), and how long it keeps trying. Failed events then go to the
+// dead-letter queue when one is configured.
+const (
+	maxInvokeRetries   = 10
+	maxEventAgeSeconds = 3600
+)
+
+func (s *Scheduler) deadLetter() *types.DeadLetterConfig {
+	if s.cfg.DeadLetterARN == "" {
+		return nil
+	}
+	return &types.DeadLetterConfig{Arn: aws.String(s.cfg.DeadLetterARN)}
 }
 
 var _ service.Scheduler = (*Scheduler)(nil)
@@ -100,9 +130,10 @@ func NewFromConfig(awsCfg aws.Config, cfg Config) (*Scheduler, error) {
 	return New(scheduler.NewFromConfig(awsCfg), cfg)
 }
 
-// ScheduleTimeout creates the one-time schedule for task. A schedule of the
-// same name (same game, version and deadline) already existing means it is
-// already scheduled: nil.
+// ScheduleTimeout creates the schedule for task and deletes the one it
+// replaces (task.Replaces), if that has another name. A schedule of the
+// same name already existing is the same game firing at the same second:
+// already scheduled, nil.
 func (s *Scheduler) ScheduleTimeout(ctx context.Context, task service.TimeoutTask) error {
 	if err := validateTask(task); err != nil {
 		return err
@@ -111,8 +142,9 @@ func (s *Scheduler) ScheduleTimeout(ctx context.Context, task service.TimeoutTas
 	if err != nil {
 		return fmt.Errorf("eventbridge: encode task of game %q: %w", task.GameID, err)
 	}
-	name := ScheduleName(task)
-	fireAt := FireTime(task.Deadline, s.now())
+	now := s.now()
+	fireAt := FireTime(task.Deadline, now)
+	name := ScheduleName(task.GameID, fireAt)
 	_, err = s.client.CreateSchedule(ctx, &scheduler.CreateScheduleInput{
 		Name:                       aws.String(name),
 		GroupName:                  aws.String(s.cfg.Group),
@@ -125,14 +157,60 @@ func (s *Scheduler) ScheduleTimeout(ctx context.Context, task service.TimeoutTas
 			Arn:     aws.String(s.cfg.TargetARN),
 			RoleArn: aws.String(s.cfg.RoleARN),
 			Input:   aws.String(string(input)),
+			// The function's own retries come first (it is invoked
+			// asynchronously); these are for failures to invoke it.
+			RetryPolicy:      &types.RetryPolicy{MaximumRetryAttempts: aws.Int32(maxInvokeRetries), MaximumEventAgeInSeconds: aws.Int32(maxEventAgeSeconds)},
+			DeadLetterConfig: s.deadLetter(),
 		},
 	})
 	var conflict *types.ConflictException
-	if errors.As(err, &conflict) {
-		return nil // this game version's timeout is already scheduled
-	}
-	if err != nil {
+	if err != nil && !errors.As(err, &conflict) {
 		return fmt.Errorf("eventbridge: schedule timeout of game %q version %d: %w", task.GameID, task.Version, err)
+	}
+	if !task.Replaces.IsZero() {
+		// The replaced schedule fires at the second its deadline was
+		// given, or sooner if that was within minLead: look at the
+		// deadline's own second (the other case fired already).
+		if old := ScheduleName(task.GameID, ceilSecond(task.Replaces).UTC()); old != name {
+			if err := s.delete(ctx, old); err != nil {
+				return fmt.Errorf("eventbridge: replace timeout of game %q: %w", task.GameID, err)
+			}
+		}
+	}
+	return nil
+}
+
+// CancelTimeout deletes every schedule of the game (normally at most one).
+func (s *Scheduler) CancelTimeout(ctx context.Context, gameID string) error {
+	if gameID == "" {
+		return errors.New("eventbridge: cancel: empty game id")
+	}
+	prefix := NamePrefix(gameID)
+	var next *string
+	for {
+		out, err := s.client.ListSchedules(ctx, &scheduler.ListSchedulesInput{GroupName: aws.String(s.cfg.Group), NamePrefix: aws.String(prefix), NextToken: next})
+		if err != nil {
+			return fmt.Errorf("eventbridge: list timeouts of game %q: %w", gameID, err)
+		}
+		for _, sc := range out.Schedules {
+			if err := s.delete(ctx, aws.ToString(sc.Name)); err != nil {
+				return fmt.Errorf("eventbridge: cancel timeout of game %q: %w", gameID, err)
+			}
+		}
+		if out.NextToken == nil {
+			return nil
+		}
+		next = out.NextToken
+	}
+}
+
+// delete removes a schedule; one already gone (fired, or deleted by a
+// concurrent call) is fine.
+func (s *Scheduler) delete(ctx context.Context, name string) error {
+	_, err := s.client.DeleteSchedule(ctx, &scheduler.DeleteScheduleInput{Name: aws.String(name), GroupName: aws.String(s.cfg.Group)})
+	var notFound *types.ResourceNotFoundException
+	if err != nil && !errors.As(err, &notFound) {
+		return err
 	}
 	return nil
 }
@@ -176,27 +254,25 @@ func ceilSecond(t time.Time) time.Time {
 // maxNameLen is EventBridge Scheduler's limit on schedule names.
 const maxNameLen = 64
 
-// ScheduleName is the schedule's name for task: the same task always gets
-// the same name, so a repeated or retried ScheduleTimeout meets a
-// ConflictException instead of creating a second schedule. It is
-// "t-<game>-<version>-<deadline in epoch ms>" when that is valid (game ids
-// are URL-safe and short), otherwise "th-" and a hash of the same three
-// values. The readable form parses back uniquely (version and deadline are
-// the last two dash-free fields), and the two forms cannot collide: their
-// second characters differ.
-func ScheduleName(task service.TimeoutTask) string {
-	ms := task.Deadline.UnixMilli()
-	if task.Deadline.Nanosecond()%int(time.Millisecond) != 0 {
-		ms++ // the rounding the stores use
+// ScheduleName is the name of the schedule of game gameID firing at fireAt
+// (whole seconds): "t-<game>.<epoch seconds>". A game id that is long or
+// has characters schedule names do not allow is replaced by "h" and 96 bits
+// of its SHA-256, so every game's names still share one prefix (namePrefix)
+// that ListSchedules can find.
+func ScheduleName(gameID string, fireAt time.Time) string {
+	return NamePrefix(gameID) + strconv.FormatInt(fireAt.Unix(), 10)
+}
+
+// NamePrefix is the part of a game's schedule names before the second.
+// The id ends at a '.', which game ids never contain, so no game's prefix
+// is the start of another's ("t-a." is not the start of "t-a-1.").
+func NamePrefix(gameID string) string {
+	id := gameID
+	if len("t-")+len(id)+len(".")+12 > maxNameLen || !validNameChars(id) || strings.Contains(id, ".") {
+		sum := sha256.Sum256([]byte(gameID))
+		id = "h" + hex.EncodeToString(sum[:12])
 	}
-	name := "t-" + task.GameID + "-" + strconv.FormatInt(task.Version, 10) + "-" + strconv.FormatInt(ms, 10)
-	if len(name) <= maxNameLen && validNameChars(task.GameID) && ms >= 0 {
-		return name
-	}
-	// A NUL cannot occur in the decimal numbers, so the three values are
-	// unambiguous in the hashed text.
-	sum := sha256.Sum256([]byte(task.GameID + "\x00" + strconv.FormatInt(task.Version, 10) + "\x00" + strconv.FormatInt(ms, 10)))
-	return "th-" + hex.EncodeToString(sum[:])[:maxNameLen-len("th-")]
+	return "t-" + id + "."
 }
 
 // validNameChars reports whether s holds only [0-9a-zA-Z-_.], the schedule

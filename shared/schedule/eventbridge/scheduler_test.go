@@ -43,7 +43,7 @@ func TestAgainstMoto(t *testing.T) {
 		if err := s.ScheduleTimeout(ctx, task); err != nil {
 			t.Fatalf("ScheduleTimeout(%+v) = %v", task, err)
 		}
-		got := getSchedule(t, client, ScheduleName(task))
+		got := getSchedule(t, client, ScheduleName(task.GameID, FireTime(task.Deadline, now)))
 		checkSchedule(t, got, task, "at(2026-05-01T12:01:31)") // rounded up to the second
 	})
 
@@ -54,17 +54,56 @@ func TestAgainstMoto(t *testing.T) {
 				t.Fatalf("ScheduleTimeout call %d = %v; want nil (already scheduled)", i+1, err)
 			}
 		}
-		if n := countSchedules(t, client, "t-dup-"); n != 1 {
+		if n := countSchedules(t, client, "t-dup."); n != 1 {
 			t.Fatalf("schedules for game dup = %d; want 1", n)
 		}
-		// A new version is a new schedule.
-		task.Version = 2
-		if err := s.ScheduleTimeout(ctx, task); err != nil {
-			t.Fatalf("ScheduleTimeout(version 2) = %v", err)
+	})
+
+	t.Run("ReplacingKeepsOneLiveSchedule", func(t *testing.T) {
+		first := service.TimeoutTask{GameID: "one", Version: 1, Deadline: now.Add(time.Minute)}
+		if err := s.ScheduleTimeout(ctx, first); err != nil {
+			t.Fatal(err)
 		}
-		if n := countSchedules(t, client, "t-dup-"); n != 2 {
-			t.Fatalf("schedules for game dup after version 2 = %d; want 2", n)
+		second := service.TimeoutTask{GameID: "one", Version: 2, Deadline: now.Add(3 * time.Minute), Replaces: first.Deadline}
+		if err := s.ScheduleTimeout(ctx, second); err != nil {
+			t.Fatal(err)
 		}
+		if n := countSchedules(t, client, "t-one."); n != 1 {
+			t.Fatalf("schedules for game one after a new deadline = %d; want 1", n)
+		}
+		checkSchedule(t, getSchedule(t, client, ScheduleName("one", FireTime(second.Deadline, now))), second, "at(2026-05-01T12:03:00)")
+		if err := s.CancelTimeout(ctx, "one"); err != nil {
+			t.Fatal(err)
+		}
+		if n := countSchedules(t, client, "t-one."); n != 0 {
+			t.Fatalf("schedules for game one after CancelTimeout = %d; want 0", n)
+		}
+		if err := s.CancelTimeout(ctx, "one"); err != nil {
+			t.Fatalf("CancelTimeout with nothing left = %v; want nil", err)
+		}
+	})
+
+	t.Run("RearmWhileTheFiredOneExists", func(t *testing.T) {
+		// The schedule fired at its second and still exists (it deletes
+		// itself after the invocation); the handler re-arms the same
+		// deadline from "now", which is never before the fired second.
+		fired := service.TimeoutTask{GameID: "early", Version: 3, Deadline: now.Add(10 * time.Second)}
+		if err := s.ScheduleTimeout(ctx, fired); err != nil {
+			t.Fatal(err)
+		}
+		later := now.Add(10 * time.Second)
+		s.now = func() time.Time { return later }
+		defer func() { s.now = func() time.Time { return now } }()
+		rearm := service.TimeoutTask{GameID: "early", Version: 3, Deadline: now.Add(10*time.Second + 500*time.Millisecond)}
+		if err := s.ScheduleTimeout(ctx, rearm); err != nil {
+			t.Fatal(err)
+		}
+		firedName := ScheduleName("early", FireTime(fired.Deadline, now))
+		rearmName := ScheduleName("early", FireTime(rearm.Deadline, later))
+		if firedName == rearmName {
+			t.Fatalf("the re-armed schedule reuses the firing one's name %q", firedName)
+		}
+		checkSchedule(t, getSchedule(t, client, rearmName), rearm, "at(2026-05-01T12:00:11)")
 	})
 
 	t.Run("PastDeadlineFiresSoon", func(t *testing.T) {
@@ -72,7 +111,7 @@ func TestAgainstMoto(t *testing.T) {
 		if err := s.ScheduleTimeout(ctx, task); err != nil {
 			t.Fatalf("ScheduleTimeout(%+v) = %v", task, err)
 		}
-		got := getSchedule(t, client, ScheduleName(task))
+		got := getSchedule(t, client, ScheduleName(task.GameID, FireTime(task.Deadline, now)))
 		// The input keeps the real deadline; only the firing moves.
 		checkSchedule(t, got, task, "at(2026-05-01T12:00:01)")
 	})
@@ -82,8 +121,14 @@ func TestAgainstMoto(t *testing.T) {
 		if err := s.ScheduleTimeout(ctx, task); err != nil {
 			t.Fatalf("ScheduleTimeout(%+v) = %v", task, err)
 		}
-		got := getSchedule(t, client, ScheduleName(task))
+		got := getSchedule(t, client, ScheduleName(task.GameID, FireTime(task.Deadline, now)))
 		checkSchedule(t, got, task, "at(2026-05-01T13:00:00)")
+		if err := s.CancelTimeout(ctx, task.GameID); err != nil {
+			t.Fatal(err)
+		}
+		if n := countSchedules(t, client, NamePrefix(task.GameID)); n != 0 {
+			t.Fatalf("hashed-name schedules after CancelTimeout = %d; want 0", n)
+		}
 	})
 
 	t.Run("MissingGroupFails", func(t *testing.T) {
@@ -141,10 +186,10 @@ func checkSchedule(t *testing.T, got *scheduler.GetScheduleOutput, task service.
 	if err := json.Unmarshal([]byte(aws.ToString(got.Target.Input)), &input); err != nil {
 		t.Fatalf("Target.Input %q is not a TimeoutTask: %v", aws.ToString(got.Target.Input), err)
 	}
-	if input.GameID != task.GameID || input.Version != task.Version || !input.Deadline.Equal(task.Deadline) {
+	if input.GameID != task.GameID || input.Version != task.Version || !input.Deadline.Equal(task.Deadline) || input.Attempt != task.Attempt {
 		t.Errorf("Target.Input = %+v; want %+v", input, task)
 	}
-	// The handler decodes exactly these keys.
+	// The handler decodes exactly these keys (attempt only when not 0).
 	var keys map[string]json.RawMessage
 	_ = json.Unmarshal([]byte(aws.ToString(got.Target.Input)), &keys)
 	for _, k := range []string{"gameId", "version", "deadline"} {
@@ -152,6 +197,9 @@ func checkSchedule(t *testing.T, got *scheduler.GetScheduleOutput, task service.
 			t.Errorf("Target.Input keys = %v; want exactly gameId, version, deadline", keys)
 			break
 		}
+	}
+	if got.Target.RetryPolicy == nil || aws.ToInt32(got.Target.RetryPolicy.MaximumRetryAttempts) != maxInvokeRetries {
+		t.Errorf("Target.RetryPolicy = %+v; want %d retries", got.Target.RetryPolicy, maxInvokeRetries)
 	}
 }
 
@@ -169,69 +217,65 @@ func countSchedules(t *testing.T, client *scheduler.Client, prefix string) int {
 var nameRE = regexp.MustCompile(`^[0-9a-zA-Z_.-]{1,64}$`)
 
 func TestScheduleName(t *testing.T) {
-	deadline := time.UnixMilli(1_800_000_000_123)
+	fire := time.Unix(1_800_000_000, 0)
 	tests := []struct {
 		name string
-		task service.TimeoutTask
-		want string // "" when the name is hashed
+		game string
+		want string // "" when the id part is hashed
 	}{
-		{"typical id", service.TimeoutTask{GameID: "Zk3n_Q-8f2LmA0pXy7TgW1vB5c", Version: 12, Deadline: deadline}, "t-Zk3n_Q-8f2LmA0pXy7TgW1vB5c-12-1800000000123"},
-		{"sub-millisecond rounds up", service.TimeoutTask{GameID: "g", Version: 1, Deadline: deadline.Add(1)}, "t-g-1-1800000000124"},
-		{"invalid characters", service.TimeoutTask{GameID: "a/b c", Version: 1, Deadline: deadline}, ""},
-		{"too long", service.TimeoutTask{GameID: strings.Repeat("a", 40), Version: 1 << 40, Deadline: deadline}, ""},
-		{"before 1970", service.TimeoutTask{GameID: "g", Version: 1, Deadline: time.UnixMilli(-5)}, ""},
+		{"typical id", "Zk3n_Q-8f2LmA0pXy7TgW1vB5c", "t-Zk3n_Q-8f2LmA0pXy7TgW1vB5c.1800000000"},
+		{"invalid characters", "a/b c", ""},
+		{"too long", strings.Repeat("a", 60), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := ScheduleName(tt.task)
+			got := ScheduleName(tt.game, fire)
 			if !nameRE.MatchString(got) {
-				t.Fatalf("ScheduleName(%+v) = %q; not a valid schedule name", tt.task, got)
+				t.Fatalf("ScheduleName(%q) = %q; not a valid schedule name", tt.game, got)
 			}
 			if tt.want != "" && got != tt.want {
-				t.Errorf("ScheduleName(%+v) = %q; want %q", tt.task, got, tt.want)
+				t.Errorf("ScheduleName(%q) = %q; want %q", tt.game, got, tt.want)
 			}
-			if tt.want == "" && !strings.HasPrefix(got, "th-") {
-				t.Errorf("ScheduleName(%+v) = %q; want the hashed th- form", tt.task, got)
+			if tt.want == "" && !strings.HasPrefix(got, "t-h") {
+				t.Errorf("ScheduleName(%q) = %q; want the hashed t-h form", tt.game, got)
 			}
-			if again := ScheduleName(tt.task); again != got {
-				t.Errorf("ScheduleName is not deterministic: %q then %q", got, again)
+			if !strings.HasPrefix(got, NamePrefix(tt.game)) {
+				t.Errorf("ScheduleName(%q) = %q does not start with the game's prefix %q", tt.game, got, NamePrefix(tt.game))
 			}
 		})
 	}
 }
 
+// TestScheduleNamesDiffer: different games or seconds never share a name,
+// and no game's prefix is another's (CancelTimeout lists by prefix).
 func TestScheduleNamesDiffer(t *testing.T) {
-	d := time.UnixMilli(1_800_000_000_000)
-	tasks := []service.TimeoutTask{
-		{GameID: "a", Version: 1, Deadline: d},
-		{GameID: "a", Version: 2, Deadline: d},
-		{GameID: "a", Version: 1, Deadline: d.Add(time.Millisecond)},
-		{GameID: "b", Version: 1, Deadline: d},
-		{GameID: "a-1", Version: 1, Deadline: d},
-		{GameID: "a", Version: 11, Deadline: d},
-		{GameID: "a/", Version: 1, Deadline: d},
-		{GameID: "a?", Version: 1, Deadline: d},
-		{GameID: strings.Repeat("z", 70), Version: 1, Deadline: d},
-		{GameID: strings.Repeat("z", 70), Version: 2, Deadline: d},
-	}
-	seen := map[string]service.TimeoutTask{}
-	for _, task := range tasks {
-		name := ScheduleName(task)
-		if prev, dup := seen[name]; dup {
-			t.Errorf("ScheduleName(%+v) = ScheduleName(%+v) = %q", task, prev, name)
+	s := time.Unix(1_800_000_000, 0)
+	games := []string{"a", "b", "a-1", "a.1", "a/", "a?", strings.Repeat("z", 70), strings.Repeat("z", 71)}
+	seen := map[string]bool{}
+	for _, g := range games {
+		for _, at := range []time.Time{s, s.Add(time.Second)} {
+			name := ScheduleName(g, at)
+			if seen[name] {
+				t.Errorf("ScheduleName(%q, %v) = %q repeats", g, at, name)
+			}
+			seen[name] = true
 		}
-		seen[name] = task
+		for _, other := range games {
+			if other != g && strings.HasPrefix(NamePrefix(other), NamePrefix(g)) {
+				t.Errorf("prefix of %q (%q) is a prefix of %q's (%q)", g, NamePrefix(g), other, NamePrefix(other))
+			}
+		}
 	}
 }
 
 func FuzzScheduleName(f *testing.F) {
-	f.Add("Zk3n_Q-8f2LmA0pXy7TgW1vB5c", int64(3), int64(1_800_000_000_123))
-	f.Add("", int64(0), int64(-1))
-	f.Add("ü/../x", int64(-7), int64(0))
-	f.Fuzz(func(t *testing.T, id string, version, ms int64) {
-		name := ScheduleName(service.TimeoutTask{GameID: id, Version: version, Deadline: time.UnixMilli(ms)})
+	f.Add("Zk3n_Q-8f2LmA0pXy7TgW1vB5c", int64(1_800_000_000))
+	f.Add("", int64(-1))
+	f.Add("ü/../x", int64(0))
+	f.Fuzz(func(t *testing.T, id string, sec int64) {
+		name := ScheduleName(id, time.Unix(sec%(1<<40), 0))
 		if !nameRE.MatchString(name) {
-			t.Fatalf("ScheduleName(%q, %d, %d) = %q; not a valid schedule name", id, version, ms, name)
+			t.Fatalf("ScheduleName(%q, %d) = %q; not a valid schedule name", id, sec, name)
 		}
 	})
 }
@@ -299,6 +343,16 @@ type fakeAPI struct {
 func (f *fakeAPI) CreateSchedule(ctx context.Context, in *scheduler.CreateScheduleInput, _ ...func(*scheduler.Options)) (*scheduler.CreateScheduleOutput, error) {
 	f.calls++
 	return &scheduler.CreateScheduleOutput{}, f.err
+}
+
+func (f *fakeAPI) DeleteSchedule(ctx context.Context, in *scheduler.DeleteScheduleInput, _ ...func(*scheduler.Options)) (*scheduler.DeleteScheduleOutput, error) {
+	f.calls++
+	return &scheduler.DeleteScheduleOutput{}, f.err
+}
+
+func (f *fakeAPI) ListSchedules(ctx context.Context, in *scheduler.ListSchedulesInput, _ ...func(*scheduler.Options)) (*scheduler.ListSchedulesOutput, error) {
+	f.calls++
+	return &scheduler.ListSchedulesOutput{}, f.err
 }
 
 func TestScheduleTimeoutErrors(t *testing.T) {

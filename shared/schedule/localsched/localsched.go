@@ -1,13 +1,20 @@
 // Package localsched is the local server's in-process deadline scheduler: a
-// timer heap served by one goroutine that calls the timeout handler when a
-// game's deadline passes, the job EventBridge Scheduler does in AWS.
+// timer heap whose due tasks run on a small pool of workers, the job
+// EventBridge Scheduler does in AWS.
 //
-// Only the newest version of each game is kept: scheduling version N+1
-// drops a pending version N (its delivery would be a stale no-op for the
-// timeout handler, SPEC §7), and scheduling an older or equal version than
-// the pending one is ignored. Pending timers live in memory only; after a
-// restart the server re-arms them from the store
-// (boltstore.Store.PendingTimeouts).
+// Each game has at most one live timer. Scheduling replaces the game's
+// pending timer when the new task's version is the same or newer (an equal
+// version may move the deadline: the timeout handler re-arms an early
+// delivery, and an overdue AI turn is checked again later) and is ignored
+// when it is older (its delivery would be a stale no-op, SPEC §7).
+//
+// A handler that fails or panics is retried with exponential backoff unless
+// the game was scheduled again meanwhile; the newer task wins. After the last
+// attempt the game is left to lazy enforcement: its next request applies the
+// due timeout.
+//
+// Pending timers live in memory only; at start-up Restore re-arms them from
+// the store (boltstore.Store.PendingTimeouts).
 package localsched
 
 import (
@@ -15,53 +22,124 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"runtime/debug"
 	"sync"
 	"time"
 
 	"chessapi/shared/service"
 )
 
-// Handler runs a due timeout. Each call runs on its own goroutine; ctx is
-// canceled when the scheduler closes.
-type Handler func(ctx context.Context, task service.TimeoutTask)
+// Handler runs a due timeout; a non-nil error (or a panic) asks for a retry.
+// ctx is canceled when the scheduler closes.
+type Handler func(ctx context.Context, task service.TimeoutTask) error
 
-// ErrClosed is returned by ScheduleTimeout after Close.
+// ErrClosed is returned by ScheduleTimeout and Restore after Close.
 var ErrClosed = errors.New("localsched: scheduler closed")
+
+// Options tune the scheduler; zero values take the defaults.
+type Options struct {
+	// Workers is how many handlers may run at once (default 4). Due tasks
+	// beyond that wait in the heap, where a newer version still replaces
+	// them.
+	Workers int
+	// RetryFirst is the delay before the first retry of a failed handler
+	// (default 1 s); each further retry waits twice as long, up to RetryMax
+	// (default 1 min).
+	RetryFirst, RetryMax time.Duration
+	// MaxAttempts bounds the handler calls for one task, the first included
+	// (default 8).
+	MaxAttempts int
+	// Logger receives handler failures and panics (default slog.Default()).
+	Logger *slog.Logger
+}
+
+const (
+	defaultWorkers     = 4
+	defaultRetryFirst  = time.Second
+	defaultRetryMax    = time.Minute
+	defaultMaxAttempts = 8
+)
+
+func (o Options) withDefaults() Options {
+	if o.Workers <= 0 {
+		o.Workers = defaultWorkers
+	}
+	if o.RetryFirst <= 0 {
+		o.RetryFirst = defaultRetryFirst
+	}
+	if o.RetryMax <= 0 {
+		o.RetryMax = defaultRetryMax
+	}
+	o.RetryMax = max(o.RetryMax, o.RetryFirst)
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = defaultMaxAttempts
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
 
 // Scheduler is a service.Scheduler running in this process.
 type Scheduler struct {
-	handler Handler
-	clock   clock
+	handle Handler
+	opts   Options
+	log    *slog.Logger
+	clock  clock
 
-	mu      sync.Mutex
-	queue   taskQueue        // by deadline
-	pending map[string]*item // game id → its queued item
-	closed  bool
+	mu     sync.Mutex
+	queue  taskQueue             // timers by due time
+	games  map[string]*gameTimer // games with a queued timer or a running handler
+	seq    uint64                // numbers every accepted ScheduleTimeout and CancelTimeout
+	closed bool
 
-	wake     chan struct{} // capacity 1: "the earliest deadline changed"
+	// workers holds one token per running handler: the loop takes a token
+	// before it takes a task off the heap, so a task waiting for a worker
+	// stays replaceable.
+	workers  chan struct{}
+	wake     chan struct{} // capacity 1: "the earliest due time changed"
 	ctx      context.Context
 	cancel   context.CancelFunc
 	loopDone chan struct{}
-	running  sync.WaitGroup // handler calls in flight
+	handlers sync.WaitGroup
 }
 
 var _ service.Scheduler = (*Scheduler)(nil)
 
-// New starts a scheduler that calls handler at each deadline. Close it to
-// stop its goroutine.
-func New(handler Handler) (*Scheduler, error) {
-	return newWithClock(handler, realClock{})
+// gameTimer is what the scheduler knows of one game while it has a queued
+// timer or a running handler.
+type gameTimer struct {
+	queued  *item // nil when nothing is queued
+	running int   // handler calls in flight
+	// version is the version of the newest accepted task: older ones are
+	// ignored.
+	version int64
+	// seq identifies the newest ScheduleTimeout or CancelTimeout call for
+	// the game; a failed handler is retried only if its task is still that
+	// newest call.
+	seq uint64
 }
 
-func newWithClock(handler Handler, c clock) (*Scheduler, error) {
-	if handler == nil {
+// New starts a scheduler that calls handle at each deadline. Close it to
+// stop its goroutines.
+func New(handle Handler, opts Options) (*Scheduler, error) {
+	return newWithClock(handle, opts, realClock{})
+}
+
+func newWithClock(handle Handler, opts Options, c clock) (*Scheduler, error) {
+	if handle == nil {
 		return nil, errors.New("localsched: nil handler")
 	}
+	opts = opts.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Scheduler{
-		handler:  handler,
+		handle:   handle,
+		opts:     opts,
+		log:      opts.Logger,
 		clock:    c,
-		pending:  map[string]*item{},
+		games:    map[string]*gameTimer{},
+		workers:  make(chan struct{}, opts.Workers),
 		wake:     make(chan struct{}, 1),
 		ctx:      ctx,
 		cancel:   cancel,
@@ -71,73 +149,174 @@ func newWithClock(handler Handler, c clock) (*Scheduler, error) {
 	return s, nil
 }
 
-// ScheduleTimeout queues task for its deadline (a deadline already past is
-// delivered at once). A task for a game whose pending task has the same or
-// a newer version is ignored.
-func (s *Scheduler) ScheduleTimeout(ctx context.Context, task service.TimeoutTask) error {
+// ScheduleTimeout arms the game's timer for task (a deadline already past
+// is due at once), replacing a pending timer of the same or an older
+// version; a task older than the pending one is ignored. ctx is not
+// consulted: scheduling is an in-memory step that must happen even when
+// the request that made the move has already hung up.
+func (s *Scheduler) ScheduleTimeout(_ context.Context, task service.TimeoutTask) error {
 	switch {
 	case task.GameID == "":
 		return errors.New("localsched: timeout task has an empty game id")
 	case task.Deadline.IsZero():
 		return fmt.Errorf("localsched: timeout task of game %q version %d has no deadline", task.GameID, task.Version)
 	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("localsched: schedule game %q: %w", task.GameID, err)
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return ErrClosed
 	}
-	if old, ok := s.pending[task.GameID]; ok {
-		if old.task.Version >= task.Version {
-			return nil // duplicate or superseded
-		}
-		heap.Remove(&s.queue, old.index)
+	g := s.games[task.GameID]
+	if g == nil {
+		g = &gameTimer{version: task.Version}
+		s.games[task.GameID] = g
 	}
-	it := &item{task: task}
-	heap.Push(&s.queue, it)
-	s.pending[task.GameID] = it
-	if it.index == 0 { // new earliest deadline: the loop must re-arm its timer
-		select {
-		case s.wake <- struct{}{}:
-		default: // a wake-up is already due
-		}
+	if task.Version < g.version {
+		return nil // superseded
 	}
+	g.version = task.Version
+	s.seq++
+	g.seq = s.seq
+	s.queueLocked(g, item{task: task, due: task.Deadline, seq: g.seq})
 	return nil
 }
 
-// Pending is the number of queued tasks.
+// CancelTimeout drops the game's pending timer: the game has no deadline
+// any more. A handler already running for it is not retried if it fails.
+func (s *Scheduler) CancelTimeout(_ context.Context, gameID string) error {
+	if gameID == "" {
+		return errors.New("localsched: cancel with an empty game id")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := s.games[gameID]
+	if g == nil {
+		return nil
+	}
+	s.seq++
+	g.seq = s.seq
+	if g.queued != nil {
+		heap.Remove(&s.queue, g.queued.index)
+		g.queued = nil
+	}
+	s.forgetIfIdleLocked(gameID, g)
+	return nil
+}
+
+// Restore re-arms the timers of live games listed by list (the store's
+// pending deadlines) and returns how many it armed. An error from list is
+// returned, so a server can refuse to start without its deadlines; tasks
+// that cannot be armed are reported too, after every valid one is armed.
+func (s *Scheduler) Restore(ctx context.Context, list func(context.Context) ([]service.TimeoutTask, error)) (int, error) {
+	tasks, err := list(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("localsched: list pending timeouts: %w", err)
+	}
+	armed := 0
+	var errs []error
+	for _, task := range tasks {
+		if err := s.ScheduleTimeout(ctx, task); err != nil {
+			if errors.Is(err, ErrClosed) {
+				return armed, err
+			}
+			errs = append(errs, err)
+			continue
+		}
+		armed++
+	}
+	return armed, errors.Join(errs...)
+}
+
+// Pending is the number of queued timers (retries included, running
+// handlers not).
 func (s *Scheduler) Pending() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.queue)
 }
 
-// Close stops the scheduler: queued tasks are dropped, running handlers see
-// their context canceled, and Close returns once the loop and every handler
-// call have returned. Later calls do nothing.
+// Close stops the scheduler: queued timers are dropped, running handlers
+// see their context canceled and are not retried, and Close returns once the
+// loop and every handler call have returned. Later calls do nothing.
 func (s *Scheduler) Close() error {
 	s.mu.Lock()
-	already := s.closed
 	s.closed = true
 	s.mu.Unlock()
 	s.cancel()
 	<-s.loopDone
-	if !already {
-		s.running.Wait()
-	}
+	s.handlers.Wait()
 	return nil
 }
 
-// loop delivers due tasks and sleeps until the next deadline or a wake-up.
+// queueLocked puts it in the heap as the game's only queued timer,
+// replacing the one queued before.
+func (s *Scheduler) queueLocked(g *gameTimer, it item) {
+	if g.queued != nil {
+		*g.queued = item{task: it.task, due: it.due, attempt: it.attempt, seq: it.seq, index: g.queued.index}
+		heap.Fix(&s.queue, g.queued.index)
+	} else {
+		g.queued = &it
+		heap.Push(&s.queue, g.queued)
+	}
+	if g.queued.index == 0 { // new earliest due time: the loop must re-arm
+		select {
+		case s.wake <- struct{}{}:
+		default: // a wake-up is already pending
+		}
+	}
+}
+
+func (s *Scheduler) forgetIfIdleLocked(gameID string, g *gameTimer) {
+	if g.queued == nil && g.running == 0 {
+		delete(s.games, gameID)
+	}
+}
+
+// loop hands due tasks to workers, one at a time as workers become free.
 func (s *Scheduler) loop() {
 	defer close(s.loopDone)
 	for {
-		next, armed := s.dispatchDue()
+		select {
+		case s.workers <- struct{}{}:
+		case <-s.ctx.Done():
+			return
+		}
+		it, ok := s.nextDue()
+		if !ok {
+			return
+		}
+		s.handlers.Add(1)
+		go s.run(it)
+	}
+}
+
+// nextDue waits until the earliest timer is due and takes it off the heap;
+// ok is false once the scheduler is closed.
+func (s *Scheduler) nextDue() (it item, ok bool) {
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return item{}, false
+		}
+		var next time.Time
+		if len(s.queue) > 0 {
+			first := s.queue[0]
+			if !first.due.After(s.clock.Now()) {
+				heap.Pop(&s.queue)
+				g := s.games[first.task.GameID]
+				g.queued = nil
+				g.running++
+				s.mu.Unlock()
+				return *first, true
+			}
+			next = first.due
+		}
+		s.mu.Unlock()
+
 		var fire <-chan time.Time
 		var t timer
-		if armed {
+		if !next.IsZero() {
 			t = s.clock.NewTimer(next)
 			fire = t.C()
 		}
@@ -149,56 +328,89 @@ func (s *Scheduler) loop() {
 		if t != nil {
 			t.Stop()
 		}
-		if s.ctx.Err() != nil {
-			return
-		}
 	}
 }
 
-// dispatchDue starts the handler for every task whose deadline has passed
-// and returns the next deadline (armed is false if none is queued).
-func (s *Scheduler) dispatchDue() (next time.Time, armed bool) {
+// run calls the handler for it on a worker, then retries or forgets it.
+func (s *Scheduler) run(it item) {
+	defer s.handlers.Done()
+	defer func() { <-s.workers }()
+	err := s.call(it.task)
+	s.finish(it, err)
+}
+
+// call runs the handler, turning a panic into an error so that one bad
+// game neither kills the server nor loses its timeout.
+func (s *Scheduler) call(task service.TimeoutTask) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("timeout handler panicked", "game", task.GameID, "version", task.Version,
+				"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			err = fmt.Errorf("timeout handler panicked: %v", p)
+		}
+	}()
+	return s.handle(s.ctx, task)
+}
+
+func (s *Scheduler) finish(it item, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return time.Time{}, false
+	id := it.task.GameID
+	g := s.games[id]
+	g.running--
+	defer s.forgetIfIdleLocked(id, g)
+	if err == nil {
+		return
 	}
-	now := s.clock.Now()
-	for len(s.queue) > 0 {
-		first := s.queue[0]
-		if first.task.Deadline.After(now) {
-			return first.task.Deadline, true
-		}
-		heap.Pop(&s.queue)
-		delete(s.pending, first.task.GameID)
-		s.running.Add(1)
-		go func(task service.TimeoutTask) {
-			defer s.running.Done()
-			s.handler(s.ctx, task)
-		}(first.task)
+	attempts := it.attempt + 1
+	attrs := []any{"game", id, "version", it.task.Version, "attempt", attempts, "err", err}
+	switch {
+	case s.closed:
+		s.log.Warn("timeout handler failed during shutdown; the game is re-armed at the next start", attrs...)
+	case g.seq != it.seq:
+		s.log.Warn("timeout handler failed; a newer timer of the game replaces it", attrs...)
+	case attempts >= s.opts.MaxAttempts:
+		s.log.Error("timeout handler failed for the last time; the game is left to lazy enforcement", attrs...)
+	default:
+		delay := s.backoff(attempts)
+		s.log.Warn("timeout handler failed; retrying", append(attrs, "retryIn", delay)...)
+		s.queueLocked(g, item{task: it.task, due: s.clock.Now().Add(delay), attempt: attempts, seq: it.seq})
 	}
-	return time.Time{}, false
 }
 
-// item is one queued task; index is its place in the heap, kept up to date
-// by taskQueue so a superseded task can be removed.
+// backoff is the wait before the retry that follows failed attempt n (1
+// for the first failure): RetryFirst doubling each time, at most RetryMax.
+func (s *Scheduler) backoff(n int) time.Duration {
+	d := s.opts.RetryFirst
+	for i := 1; i < n && d < s.opts.RetryMax; i++ {
+		d *= 2
+	}
+	return min(d, s.opts.RetryMax)
+}
+
+// item is one queued timer; index is its place in the heap, kept up to date
+// by taskQueue so a replaced timer can be moved or removed.
 type item struct {
-	task  service.TimeoutTask
-	index int
+	task service.TimeoutTask
+	// due is when the handler runs: the deadline, or the time of a retry.
+	due     time.Time
+	attempt int    // handler calls of this task that already failed
+	seq     uint64 // the ScheduleTimeout call this task came from
+	index   int
 }
 
-// taskQueue is a min-heap of items by deadline (then game id, so equal
-// deadlines come out in a stable order).
+// taskQueue is a min-heap of items by due time (then game id, so equal
+// times come out in a stable order).
 type taskQueue []*item
 
 func (q taskQueue) Len() int { return len(q) }
 
 func (q taskQueue) Less(i, j int) bool {
-	a, b := q[i].task, q[j].task
-	if !a.Deadline.Equal(b.Deadline) {
-		return a.Deadline.Before(b.Deadline)
+	a, b := q[i], q[j]
+	if !a.due.Equal(b.due) {
+		return a.due.Before(b.due)
 	}
-	return a.GameID < b.GameID
+	return a.task.GameID < b.task.GameID
 }
 
 func (q taskQueue) Swap(i, j int) {

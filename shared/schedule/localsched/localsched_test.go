@@ -3,8 +3,10 @@ package localsched
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -45,6 +47,10 @@ func (c *fakeClock) NewTimer(at time.Time) timer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t := &fakeTimer{clock: c, at: at, c: make(chan time.Time, 1)}
+	if !at.After(c.now) { // like a real timer for an instant already past
+		t.c <- c.now
+		return t
+	}
 	c.timers = append(c.timers, t)
 	return t
 }
@@ -73,7 +79,10 @@ type recorder struct {
 
 func newRecorder() *recorder { return &recorder{got: make(chan service.TimeoutTask, 100)} }
 
-func (r *recorder) handle(ctx context.Context, task service.TimeoutTask) { r.got <- task }
+func (r *recorder) handle(ctx context.Context, task service.TimeoutTask) error {
+	r.got <- task
+	return nil
+}
 
 // next waits for one delivery.
 func (r *recorder) next(t *testing.T) service.TimeoutTask {
@@ -102,14 +111,33 @@ var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func newFake(t *testing.T) (*Scheduler, *fakeClock, *recorder) {
 	t.Helper()
-	clock := &fakeClock{now: epoch}
 	rec := newRecorder()
-	s, err := newWithClock(rec.handle, clock)
+	s, clock := newFakeWith(t, rec.handle, Options{})
+	return s, clock, rec
+}
+
+// newFakeWith starts a scheduler on a fake clock at epoch; its log goes to
+// the test log unless opts names a logger.
+func newFakeWith(t *testing.T, handle Handler, opts Options) (*Scheduler, *fakeClock) {
+	t.Helper()
+	clock := &fakeClock{now: epoch}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(tWriter{t}, nil))
+	}
+	s, err := newWithClock(handle, opts, clock)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	return s, clock, rec
+	return s, clock
+}
+
+// tWriter sends log lines to the test log.
+type tWriter struct{ t *testing.T }
+
+func (w tWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
 }
 
 func mustSchedule(t *testing.T, s *Scheduler, task service.TimeoutTask) {
@@ -234,7 +262,7 @@ func TestInvalidTasks(t *testing.T) {
 			t.Errorf("ScheduleTimeout(%+v) = nil; want an error", task)
 		}
 	}
-	if _, err := New(nil); err == nil {
+	if _, err := New(nil, Options{}); err == nil {
 		t.Error("New(nil) = nil error; want an error")
 	}
 }
@@ -243,7 +271,7 @@ func TestInvalidTasks(t *testing.T) {
 // its deadline.
 func TestRealClock(t *testing.T) {
 	rec := newRecorder()
-	s, err := New(rec.handle)
+	s, err := New(rec.handle, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,11 +298,12 @@ func TestCloseStopsEverythingWithoutLeaks(t *testing.T) {
 	clock := &fakeClock{now: epoch}
 	started := make(chan struct{})
 	finished := make(chan error, 1)
-	s, err := newWithClock(func(ctx context.Context, task service.TimeoutTask) {
+	s, err := newWithClock(func(ctx context.Context, task service.TimeoutTask) error {
 		close(started)
 		<-ctx.Done() // a handler still busy when Close is called
 		finished <- ctx.Err()
-	}, clock)
+		return ctx.Err() // failing during shutdown: must not be retried
+	}, Options{Logger: slog.New(slog.DiscardHandler)}, clock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +343,10 @@ func TestCloseStopsEverythingWithoutLeaks(t *testing.T) {
 
 func BenchmarkScheduleAndDeliver(b *testing.B) {
 	var wg sync.WaitGroup
-	s, err := New(func(ctx context.Context, task service.TimeoutTask) { wg.Done() })
+	s, err := New(func(ctx context.Context, task service.TimeoutTask) error {
+		wg.Done()
+		return nil
+	}, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -329,4 +361,389 @@ func BenchmarkScheduleAndDeliver(b *testing.B) {
 		}
 	}
 	wg.Wait()
+}
+
+// A client that hangs up right after its move cancels the request context
+// before the deadline is scheduled; the game must still get its timer.
+func TestScheduleWithCanceledContextStillFires(t *testing.T) {
+	s, clock, rec := newFake(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := s.ScheduleTimeout(ctx, service.TimeoutTask{GameID: "g", Version: 4, Deadline: epoch.Add(time.Second)}); err != nil {
+		t.Fatalf("ScheduleTimeout with a canceled context = %v; want nil", err)
+	}
+	clock.Advance(time.Second)
+	if got := rec.next(t); got.GameID != "g" || got.Version != 4 {
+		t.Fatalf("delivered %+v; want game g version 4", got)
+	}
+}
+
+// The same version scheduled again carries the deadline of the newest call,
+// whether it moved later (an early delivery re-armed) or earlier.
+func TestEqualVersionTakesTheNewestDeadline(t *testing.T) {
+	s, clock, rec := newFake(t)
+	mustSchedule(t, s, service.TimeoutTask{GameID: "later", Version: 2, Deadline: epoch.Add(time.Second)})
+	mustSchedule(t, s, service.TimeoutTask{GameID: "later", Version: 2, Deadline: epoch.Add(3 * time.Second)})
+	mustSchedule(t, s, service.TimeoutTask{GameID: "earlier", Version: 5, Deadline: epoch.Add(4 * time.Second)})
+	mustSchedule(t, s, service.TimeoutTask{GameID: "earlier", Version: 5, Deadline: epoch.Add(2 * time.Second)})
+	if n := s.Pending(); n != 2 {
+		t.Fatalf("Pending() = %d; want 2 (one timer per game)", n)
+	}
+	clock.Advance(time.Second)
+	rec.none(t) // "later" no longer fires at its first deadline
+	clock.Advance(time.Second)
+	if got := rec.next(t); got.GameID != "earlier" || !got.Deadline.Equal(epoch.Add(2*time.Second)) {
+		t.Fatalf("delivered %+v; want game earlier with its newest deadline +2s", got)
+	}
+	clock.Advance(time.Second)
+	if got := rec.next(t); got.GameID != "later" || !got.Deadline.Equal(epoch.Add(3*time.Second)) {
+		t.Fatalf("delivered %+v; want game later with its newest deadline +3s", got)
+	}
+	clock.Advance(time.Hour)
+	rec.none(t)
+}
+
+// An older version is ignored also while the newer one's handler runs.
+func TestOlderVersionIgnoredWhileHandlerRuns(t *testing.T) {
+	release := make(chan struct{})
+	got := make(chan service.TimeoutTask, 10)
+	s, clock := newFakeWith(t, func(ctx context.Context, task service.TimeoutTask) error {
+		got <- task
+		if task.Version == 7 {
+			<-release
+		}
+		return nil
+	}, Options{})
+	mustSchedule(t, s, service.TimeoutTask{GameID: "g", Version: 7, Deadline: epoch})
+	if task := receive(t, got); task.Version != 7 {
+		t.Fatalf("delivered version %d; want 7", task.Version)
+	}
+	mustSchedule(t, s, service.TimeoutTask{GameID: "g", Version: 6, Deadline: epoch}) // a slow, stale request
+	if n := s.Pending(); n != 0 {
+		t.Errorf("Pending() = %d after scheduling an older version; want 0", n)
+	}
+	close(release)
+	clock.Advance(time.Second)
+	select {
+	case task := <-got:
+		t.Fatalf("stale version delivered: %+v", task)
+	case <-time.After(30 * time.Millisecond):
+	}
+}
+
+func TestCancelTimeoutDropsThePendingTimer(t *testing.T) {
+	s, clock, rec := newFake(t)
+	mustSchedule(t, s, service.TimeoutTask{GameID: "over", Version: 9, Deadline: epoch.Add(time.Second)})
+	mustSchedule(t, s, service.TimeoutTask{GameID: "live", Version: 1, Deadline: epoch.Add(2 * time.Second)})
+	if err := s.CancelTimeout(context.Background(), "over"); err != nil {
+		t.Fatalf("CancelTimeout = %v", err)
+	}
+	if err := s.CancelTimeout(context.Background(), "never-scheduled"); err != nil {
+		t.Fatalf("CancelTimeout of an unknown game = %v; want nil", err)
+	}
+	if err := s.CancelTimeout(context.Background(), ""); err == nil {
+		t.Error("CancelTimeout with an empty game id = nil; want an error")
+	}
+	if n := s.Pending(); n != 1 {
+		t.Fatalf("Pending() = %d after CancelTimeout; want 1", n)
+	}
+	clock.Advance(time.Second)
+	rec.none(t)
+	clock.Advance(time.Second)
+	if got := rec.next(t); got.GameID != "live" {
+		t.Fatalf("delivered %+v; want game live", got)
+	}
+	// A later deadline of the cancelled game (say, after a rematch of the
+	// same id in a test store) is armed as usual.
+	mustSchedule(t, s, service.TimeoutTask{GameID: "over", Version: 10, Deadline: epoch.Add(3 * time.Second)})
+	clock.Advance(time.Second)
+	if got := rec.next(t); got.GameID != "over" || got.Version != 10 {
+		t.Fatalf("delivered %+v; want game over version 10", got)
+	}
+}
+
+func TestFailedHandlerIsRetriedAfterBackoff(t *testing.T) {
+	var mu sync.Mutex
+	calls := 0
+	got := make(chan service.TimeoutTask, 10)
+	s, clock := newFakeWith(t, func(ctx context.Context, task service.TimeoutTask) error {
+		mu.Lock()
+		calls++
+		n := calls
+		mu.Unlock()
+		got <- task
+		if n == 1 {
+			return errors.New("store unavailable")
+		}
+		return nil
+	}, Options{RetryFirst: time.Second})
+	task := service.TimeoutTask{GameID: "g", Version: 3, Deadline: epoch}
+	mustSchedule(t, s, task)
+	if first := receive(t, got); first != task {
+		t.Fatalf("first delivery %+v; want %+v", first, task)
+	}
+	waitFor(t, func() bool { return clock.hasTimerAt(epoch.Add(time.Second)) })
+	clock.Advance(999 * time.Millisecond)
+	expectNone(t, got) // not before the backoff
+	clock.Advance(time.Millisecond)
+	if retry := receive(t, got); retry != task {
+		t.Fatalf("retry delivered %+v; want the same task %+v", retry, task)
+	}
+	waitFor(t, func() bool { return s.Pending() == 0 && s.idle() })
+	clock.Advance(time.Hour)
+	expectNone(t, got) // success ends the retries
+}
+
+// Retries wait RetryFirst, doubling up to RetryMax, and stop after
+// MaxAttempts with an error that tells the game is left to lazy
+// enforcement.
+func TestRetriesBackOffAndGiveUp(t *testing.T) {
+	logs := &syncBuffer{}
+	attempts := make(chan time.Time, 10)
+	var s *Scheduler
+	var clock *fakeClock
+	s, clock = newFakeWith(t, func(ctx context.Context, task service.TimeoutTask) error {
+		attempts <- clock.Now()
+		return errors.New("always failing")
+	}, Options{RetryFirst: time.Second, RetryMax: 3 * time.Second, MaxAttempts: 4, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	mustSchedule(t, s, service.TimeoutTask{GameID: "doomed", Version: 1, Deadline: epoch})
+	var at []time.Duration
+	at = append(at, receiveTime(t, attempts).Sub(epoch))
+	for _, wait := range []time.Duration{time.Second, 2 * time.Second, 3 * time.Second} {
+		due := clock.Now().Add(wait)
+		waitFor(t, func() bool { return clock.hasTimerAt(due) })
+		clock.Advance(wait)
+		at = append(at, receiveTime(t, attempts).Sub(epoch))
+	}
+	want := []time.Duration{0, time.Second, 3 * time.Second, 6 * time.Second}
+	for i := range want {
+		if at[i] != want[i] {
+			t.Fatalf("attempts at %v; want %v", at, want)
+		}
+	}
+	waitFor(t, func() bool { return s.idle() })
+	if n := s.Pending(); n != 0 {
+		t.Errorf("Pending() = %d after the last attempt; want 0", n)
+	}
+	clock.Advance(time.Hour)
+	select {
+	case a := <-attempts:
+		t.Fatalf("attempt %d at +%v; want %d attempts only", len(want)+1, a.Sub(epoch), len(want))
+	case <-time.After(30 * time.Millisecond):
+	}
+	out := logs.String()
+	if !strings.Contains(out, "level=ERROR") || !strings.Contains(out, "lazy enforcement") || !strings.Contains(out, "game=doomed") {
+		t.Errorf("no final error naming the game and lazy enforcement in the log:\n%s", out)
+	}
+}
+
+// A newer task scheduled while a handler runs wins over that handler's
+// retry.
+func TestNewerTaskWinsOverRetry(t *testing.T) {
+	release := make(chan struct{})
+	got := make(chan service.TimeoutTask, 10)
+	s, clock := newFakeWith(t, func(ctx context.Context, task service.TimeoutTask) error {
+		got <- task
+		if task.Version == 1 {
+			<-release
+			return errors.New("conflict storm")
+		}
+		return nil
+	}, Options{RetryFirst: time.Second})
+	mustSchedule(t, s, service.TimeoutTask{GameID: "g", Version: 1, Deadline: epoch})
+	receive(t, got)
+	mustSchedule(t, s, service.TimeoutTask{GameID: "g", Version: 2, Deadline: epoch.Add(10 * time.Second)})
+	close(release)
+	waitFor(t, func() bool { return s.idle() })
+	clock.Advance(time.Second)
+	expectNone(t, got) // no retry of version 1
+	clock.Advance(9 * time.Second)
+	if task := receive(t, got); task.Version != 2 {
+		t.Fatalf("delivered version %d; want 2", task.Version)
+	}
+}
+
+// A panicking handler must not take the server down: it is recovered,
+// logged with the game, the panic and the stack, retried, and the other
+// games' timers keep firing.
+func TestPanickingHandlerIsRecoveredAndRetried(t *testing.T) {
+	logs := &syncBuffer{}
+	var mu sync.Mutex
+	panicked := false
+	got := make(chan service.TimeoutTask, 10)
+	s, clock := newFakeWith(t, func(ctx context.Context, task service.TimeoutTask) error {
+		if task.GameID == "cursed" {
+			mu.Lock()
+			first := !panicked
+			panicked = true
+			mu.Unlock()
+			if first {
+				panic("corrupt game record")
+			}
+		}
+		got <- task
+		return nil
+	}, Options{Workers: 1, RetryFirst: time.Second, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	mustSchedule(t, s, service.TimeoutTask{GameID: "cursed", Version: 1, Deadline: epoch})
+	mustSchedule(t, s, service.TimeoutTask{GameID: "other", Version: 1, Deadline: epoch.Add(500 * time.Millisecond)})
+	waitFor(t, func() bool { return s.retryQueued("cursed") })
+	clock.Advance(500 * time.Millisecond)
+	if task := receive(t, got); task.GameID != "other" {
+		t.Fatalf("delivered %+v; want game other", task)
+	}
+	clock.Advance(500 * time.Millisecond)
+	if task := receive(t, got); task.GameID != "cursed" {
+		t.Fatalf("delivered %+v; want the retry of game cursed", task)
+	}
+	out := logs.String()
+	for _, want := range []string{"panicked", "game=cursed", "version=1", "corrupt game record", "goroutine"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// A burst of due tasks (a restart after downtime) runs on Workers handlers,
+// never more.
+func TestBurstRunsOnBoundedWorkers(t *testing.T) {
+	const workers, games = 4, 10_000
+	var mu sync.Mutex
+	active, peak, done := 0, 0, 0
+	gate := make(chan struct{})
+	s, _ := newFakeWith(t, func(ctx context.Context, task service.TimeoutTask) error {
+		mu.Lock()
+		active++
+		peak = max(peak, active)
+		mu.Unlock()
+		<-gate
+		mu.Lock()
+		active--
+		done++
+		mu.Unlock()
+		return nil
+	}, Options{Workers: workers})
+	var openGate sync.Once
+	t.Cleanup(func() { openGate.Do(func() { close(gate) }) }) // before Close, which waits for handlers
+	for i := range games {
+		mustSchedule(t, s, service.TimeoutTask{GameID: strconv.Itoa(i), Version: 1, Deadline: epoch.Add(-time.Minute)})
+	}
+	read := func() (int, int, int) {
+		mu.Lock()
+		defer mu.Unlock()
+		return active, peak, done
+	}
+	waitFor(t, func() bool { a, _, _ := read(); return a >= workers })
+	time.Sleep(20 * time.Millisecond) // room for handlers beyond the bound to start
+	if a, _, _ := read(); a != workers {
+		t.Fatalf("%d handlers running with %d tasks due; want %d", a, games, workers)
+	}
+	if n := s.Pending(); n != games-workers {
+		t.Errorf("Pending() = %d; want %d due tasks waiting in the heap", n, games-workers)
+	}
+	openGate.Do(func() { close(gate) })
+	waitFor(t, func() bool { _, _, d := read(); return d == games })
+	if _, p, _ := read(); p > workers {
+		t.Fatalf("peak %d concurrent handlers; want at most %d", p, workers)
+	}
+}
+
+func TestRestoreArmsTasksAndSurfacesListErrors(t *testing.T) {
+	s, clock, rec := newFake(t)
+	storeDown := errors.New("store unavailable")
+	n, err := s.Restore(context.Background(), func(context.Context) ([]service.TimeoutTask, error) { return nil, storeDown })
+	if !errors.Is(err, storeDown) {
+		t.Fatalf("Restore with a failing list = %d, %v; want the list error", n, err)
+	}
+	n, err = s.Restore(context.Background(), func(context.Context) ([]service.TimeoutTask, error) {
+		return []service.TimeoutTask{
+			{GameID: "a", Version: 3, Deadline: epoch.Add(time.Second)},
+			{GameID: "b", Version: 8, Deadline: epoch.Add(-time.Hour)}, // came due while the server was down
+			{GameID: "bad", Version: 1},                                // no deadline: cannot be armed
+		}, nil
+	})
+	if n != 2 || err == nil || !strings.Contains(err.Error(), `"bad"`) {
+		t.Fatalf("Restore = %d, %v; want 2 armed and an error naming game bad", n, err)
+	}
+	if got := rec.next(t); got.GameID != "b" {
+		t.Fatalf("delivered %+v; want the overdue game b at once", got)
+	}
+	clock.Advance(time.Second)
+	if got := rec.next(t); got.GameID != "a" {
+		t.Fatalf("delivered %+v; want game a", got)
+	}
+	s.Close()
+	if _, err := s.Restore(context.Background(), func(context.Context) ([]service.TimeoutTask, error) {
+		return []service.TimeoutTask{{GameID: "a", Version: 4, Deadline: epoch}}, nil
+	}); !errors.Is(err, ErrClosed) {
+		t.Errorf("Restore after Close = %v; want ErrClosed", err)
+	}
+}
+
+// retryQueued reports that the game's queued timer is a retry.
+func (s *Scheduler) retryQueued(gameID string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := s.games[gameID]
+	return g != nil && g.queued != nil && g.queued.attempt > 0
+}
+
+// idle reports that no handler is running or about to record its outcome.
+func (s *Scheduler) idle() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, g := range s.games {
+		if g.running > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func receive(t *testing.T, c <-chan service.TimeoutTask) service.TimeoutTask {
+	t.Helper()
+	select {
+	case task := <-c:
+		return task
+	case <-time.After(5 * time.Second):
+		t.Fatal("no delivery within 5s")
+		return service.TimeoutTask{}
+	}
+}
+
+func receiveTime(t *testing.T, c <-chan time.Time) time.Time {
+	t.Helper()
+	select {
+	case at := <-c:
+		return at
+	case <-time.After(5 * time.Second):
+		t.Fatal("no attempt within 5s")
+		return time.Time{}
+	}
+}
+
+func expectNone(t *testing.T, c <-chan service.TimeoutTask) {
+	t.Helper()
+	select {
+	case task := <-c:
+		t.Fatalf("unexpected delivery %+v", task)
+	case <-time.After(30 * time.Millisecond):
+	}
+}
+
+// syncBuffer is a log destination safe for concurrent handlers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }

@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -371,4 +372,30 @@ func (s *Store) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
 		return 0, fmt.Errorf("boltstore: delete expired games: %w", err)
 	}
 	return deleted, nil
+}
+
+// StartSweeper deletes expired records every interval (the local stand-in
+// for DynamoDB's TTL deletion) until the returned stop is called; stop
+// waits for a sweep in progress.
+func (s *Store) StartSweeper(interval time.Duration, log *slog.Logger) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ticker := time.NewTicker(interval)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-ticker.C:
+				if n, err := s.DeleteExpired(ctx, time.Now()); err != nil {
+					log.Warn("expire finished games", "err", err)
+				} else if n > 0 {
+					log.Info("expired finished games", "deleted", n)
+				}
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }

@@ -1,0 +1,163 @@
+package game
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"chessapi/shared/chess"
+)
+
+// Step is one change asked of a game: a seat's action, a player taking the
+// free seat, a seat connecting or disconnecting, the clock, a rematch link.
+// Reduce is the one entry point that applies any of them.
+type Step interface{ isStep() }
+
+// Act is a seat's action (seeds/000 §8.2), also the AI seat's move.
+type Act struct {
+	By     chess.Color
+	Action Action
+}
+
+// Join seats Player in the free seat of a waiting game and starts it.
+type Join struct{ Player Player }
+
+// Presence records that a seat connected or disconnected (disconnect grace,
+// seeds/000 §8.5).
+type Presence struct {
+	Seat      chess.Color
+	Connected bool
+}
+
+// Timeout asks for nothing but the timeout that is due, if any: the
+// scheduler's delivery, and a read that enforces the clock lazily.
+type Timeout struct{}
+
+// LinkRematch records Next as the rematch of a finished game.
+type LinkRematch struct{ Next string }
+
+// AIForfeit ends the game on the AI seat's turn as a time loss for the AI
+// (a draw when the human cannot mate, as any flag fall): the service asks
+// for it when the AI never answered, after its restarts ran out, so a game
+// never waits on a broken AI for ever.
+type AIForfeit struct{}
+
+func (Act) isStep()         {}
+func (Join) isStep()        {}
+func (Presence) isStep()    {}
+func (Timeout) isStep()     {}
+func (LinkRematch) isStep() {}
+func (AIForfeit) isStep()   {}
+
+// Reduce applies step to s at now and returns the next state and what
+// happened. It first applies the timeout that is due at now (clock first,
+// seeds/000 §8.2), so a move arriving after the mover's flag is refused and
+// the game shows its result. It is pure: s is never modified, time comes
+// only from now, and nothing random is drawn.
+//
+// Every successful change is one new version (s.Version+1) whose events are
+// recorded in the change log; a step that changes nothing (a presence that
+// is already so, a Timeout when none is due) returns s itself and no events.
+//
+// A refused step returns its error (*RuleError or *InputError). If a timeout
+// was due, the returned state is not nil then: it holds that timeout alone,
+// already committed as a new version, and the caller should store it.
+func Reduce(s *State, step Step, now time.Time) (*State, []Event, error) {
+	cur, events := s.applyDueTimeout(now)
+	var (
+		next   *State
+		stepEv []Event
+		err    error
+	)
+	switch st := step.(type) {
+	case Act:
+		next, stepEv, err = cur.act(st.By, st.Action, now)
+	case Join:
+		next, stepEv, err = cur.join(st.Player, now)
+	case Presence:
+		next, stepEv = cur.setPresence(st.Seat, st.Connected, now)
+	case Timeout:
+		next = cur
+	case LinkRematch:
+		next, stepEv, err = cur.linkRematch(st.Next)
+	case AIForfeit:
+		next, stepEv, err = cur.aiForfeit(now)
+	default:
+		return nil, nil, fmt.Errorf("game: reduce: unknown step %T", step)
+	}
+	if err != nil {
+		if cur == s {
+			return nil, nil, err
+		}
+		committed, cerr := s.commit(cur, nil, events, now)
+		if cerr != nil {
+			return nil, nil, cerr
+		}
+		return committed, events, err
+	}
+	events = append(events, stepEv...)
+	if next == s {
+		return s, nil, nil
+	}
+	var applied *Act
+	if a, ok := step.(Act); ok && a.Action.RequestID != "" {
+		applied = &a
+	}
+	committed, err := s.commit(next, applied, events, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	return committed, events, nil
+}
+
+// commit makes next the version after prev: the version goes up by one,
+// the events are encoded once for the change log (and the request log,
+// when the change answers a request id) and the logs are trimmed.
+func (prev *State) commit(next *State, req *Act, events []Event, now time.Time) (*State, error) {
+	if events == nil {
+		events = []Event{}
+	}
+	js, err := json.Marshal(events)
+	if err != nil {
+		return nil, fmt.Errorf("game: encode events: %w", err)
+	}
+	next.Version = prev.Version + 1
+	next.appendChange(Change{Version: next.Version, At: now.UnixMilli(), Events: js})
+	if req != nil {
+		by := req.By & 1
+		log := append(next.Requests[by], AppliedRequest{
+			ID: req.Action.RequestID, Version: next.Version, Hash: req.Action.RequestHash, Events: js,
+		})
+		if len(log) > RequestLogSize {
+			log = log[len(log)-RequestLogSize:]
+		}
+		next.Requests[by] = log
+	}
+	return next, nil
+}
+
+// appendChange adds c to the change log and drops the oldest entries past
+// ChangeLogSize or ChangeLogBytes (the newest entry is always kept).
+func (s *State) appendChange(c Change) {
+	log := append(s.Changes, c)
+	total := 0
+	keep := len(log)
+	for i := len(log) - 1; i >= 0; i-- {
+		total += len(log[i].Events)
+		if len(log)-i > ChangeLogSize || (total > ChangeLogBytes && i < len(log)-1) {
+			break
+		}
+		keep = i
+	}
+	s.Changes = log[keep:]
+}
+
+// applyDueTimeout returns the state with the timeout due at now applied (a
+// new, uncommitted state), or s itself when none is due.
+func (s *State) applyDueTimeout(now time.Time) (*State, []Event) {
+	next, events, ok := s.timeout(now)
+	if !ok {
+		return s, nil
+	}
+	return next, events
+}

@@ -1,0 +1,518 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"chessapi/shared/chess"
+	"chessapi/shared/game"
+)
+
+// The use cases of games. Each is a txn for update (or insert): who may
+// ask, which reducer step, and what it answers with.
+
+// PlayerInput names who takes a seat; both fields are optional.
+type PlayerInput struct {
+	ID   string
+	Name string
+}
+
+// CreateInput is a request to create a game.
+type CreateInput struct {
+	Options game.Options
+	// AILevel is the level of an AI opponent, or "" for a human opponent.
+	AILevel string
+	Player  PlayerInput
+	// RematchOf is the id of a finished game this one is a rematch of.
+	RematchOf string
+}
+
+// Seated is the answer to create and join: the new seat's player id and
+// secret token (shown only here), and the game as that seat sees it.
+type Seated struct {
+	GameID   string
+	PlayerID string
+	Token    string
+	Game     *game.View
+}
+
+// ActionInput is one player action, decoded by the edge.
+type ActionInput struct {
+	Action game.Action
+	// ExpectedVersion, when set, makes the action apply only to that version
+	// (else a *ConflictError with the current game).
+	ExpectedVersion *int64
+	// RequestID, when set, makes the action idempotent for this seat;
+	// RequestHash fingerprints the request so a reused id is told apart
+	// from a retry.
+	RequestID   string
+	RequestHash string
+}
+
+// Outcome is the answer to an action: the game as the actor sees it and the
+// events the action (and any timeout applied before it) produced, with
+// their JSON encoding made once at commit.
+type Outcome struct {
+	Game       *game.View
+	Events     []game.Event
+	EventsJSON json.RawMessage
+}
+
+// Limits of request values.
+const (
+	MaxRequestIDLen = 128
+	maxNameRunes    = 40
+	maxPlayerIDLen  = 64
+)
+
+// checkPlayer validates and completes a PlayerInput.
+func (s *Service) checkPlayer(in PlayerInput) (PlayerInput, error) {
+	if in.ID == "" {
+		id, err := s.newPlayerID()
+		if err != nil {
+			return in, err
+		}
+		in.ID = id
+	} else if len(in.ID) > maxPlayerIDLen || !printable(in.ID) || strings.HasPrefix(in.ID, "ai-") {
+		return in, game.FieldLength("player.id", maxPlayerIDLen)
+	}
+	in.Name = strings.TrimSpace(in.Name)
+	if utf8.RuneCountInString(in.Name) > maxNameRunes || !printable(in.Name) {
+		return in, game.FieldLength("player.name", maxNameRunes)
+	}
+	return in, nil
+}
+
+func printable(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// CheckRequestID validates a request id (the edge checks it before
+// fingerprinting the request).
+func CheckRequestID(id string) error {
+	if len(id) > MaxRequestIDLen || !printable(id) {
+		return game.FieldFormat("requestId", "requestId", nil)
+	}
+	return nil
+}
+
+// Create makes a new game with the caller in the host seat.
+func (s *Service) Create(ctx context.Context, in CreateInput) (Seated, error) {
+	if in.AILevel != "" && !slices.Contains(game.AILevels, in.AILevel) {
+		return Seated{}, game.FieldOneOf("opponent.level", game.AILevels...)
+	}
+	player, err := s.checkPlayer(in.Player)
+	if err != nil {
+		return Seated{}, err
+	}
+	token, hash, err := s.newToken()
+	if err != nil {
+		return Seated{}, err
+	}
+	seed, err := s.newSeed()
+	if err != nil {
+		return Seated{}, err
+	}
+	var previous *game.PreviousGame
+	var fixedID string
+	if in.RematchOf != "" {
+		// The rematch link is claimed on the old game first, with the new
+		// game's id: of two concurrent rematches exactly one wins (the
+		// other gets rematch_exists), and no orphan game is created.
+		if fixedID, err = s.newGameID(); err != nil {
+			return Seated{}, err
+		}
+		if previous, err = s.claimRematch(ctx, in.RematchOf, player.ID, fixedID); err != nil {
+			return Seated{}, err
+		}
+	}
+	st, err := s.insert(ctx, fixedID, func(id string) (*game.State, []game.Event, error) {
+		return game.New(game.NewGame{
+			GameID:    id,
+			Options:   in.Options,
+			Host:      game.Player{ID: player.ID, Name: player.Name, TokenHash: hash},
+			AI:        in.AILevel,
+			Seed:      seed,
+			RematchOf: previous,
+		}, s.now())
+	})
+	if err != nil {
+		return Seated{}, err
+	}
+	color, _ := st.SeatOf(player.ID)
+	view, err := game.ViewOf(st, &color, s.now())
+	if err != nil {
+		return Seated{}, err
+	}
+	return Seated{GameID: st.GameID, PlayerID: player.ID, Token: token, Game: view}, nil
+}
+
+// claimRematch links nextID as the rematch of the finished game prevID,
+// for one of its players, and returns the caller's colour there.
+func (s *Service) claimRematch(ctx context.Context, prevID, playerID, nextID string) (*game.PreviousGame, error) {
+	var previous *game.PreviousGame
+	_, err := s.update(ctx, txn{
+		gameID: prevID,
+		access: system,
+		step: func(st *game.State, _ *chess.Color) (game.Step, error) {
+			color, ok := st.SeatOf(playerID)
+			if !ok {
+				return nil, game.FieldNotAllowed("rematchOf", "rematchNotPlayer")
+			}
+			previous = &game.PreviousGame{GameID: prevID, HostColor: color}
+			return game.LinkRematch{Next: nextID}, nil
+		},
+	})
+	if errors.Is(err, ErrNotFound) {
+		return nil, &game.InputError{Field: "rematchOf", Problem: game.ProblemNotFound}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return previous, nil
+}
+
+// Join seats the caller in the free seat of a waiting game.
+func (s *Service) Join(ctx context.Context, gameID string, in PlayerInput) (Seated, error) {
+	player, err := s.checkPlayer(in)
+	if err != nil {
+		return Seated{}, err
+	}
+	token, hash, err := s.newToken()
+	if err != nil {
+		return Seated{}, err
+	}
+	out, err := s.update(ctx, txn{
+		gameID: gameID,
+		access: system,
+		step: func(*game.State, *chess.Color) (game.Step, error) {
+			return game.Join{Player: game.Player{ID: player.ID, Name: player.Name, TokenHash: hash}}, nil
+		},
+	})
+	if err != nil {
+		return Seated{}, err
+	}
+	color, _ := out.state.SeatOf(player.ID)
+	view, err := game.ViewOf(out.state, &color, s.now())
+	if err != nil {
+		return Seated{}, err
+	}
+	return Seated{GameID: gameID, PlayerID: player.ID, Token: token, Game: view}, nil
+}
+
+// Act applies a seat's action. A retried request id gets its stored
+// events and the current game; nothing is applied twice.
+func (s *Service) Act(ctx context.Context, gameID string, c Caller, in ActionInput) (Outcome, error) {
+	if err := CheckRequestID(in.RequestID); err != nil {
+		return Outcome{}, err
+	}
+	action := in.Action
+	action.RequestID, action.RequestHash = in.RequestID, in.RequestHash
+	out, err := s.update(ctx, txn{
+		gameID:          gameID,
+		caller:          c,
+		access:          seatOnly,
+		requestID:       in.RequestID,
+		requestHash:     in.RequestHash,
+		expectedVersion: in.ExpectedVersion,
+		step: func(_ *game.State, seat *chess.Color) (game.Step, error) {
+			return game.Act{By: *seat, Action: action}, nil
+		},
+	})
+	if err != nil {
+		return Outcome{}, err
+	}
+	view, err := game.ViewOf(out.state, out.seat, s.now())
+	if err != nil {
+		return Outcome{}, err
+	}
+	if out.replayed != nil {
+		events, err := decodeEvents(out.replayed.Events)
+		if err != nil {
+			return Outcome{}, err
+		}
+		return Outcome{Game: view, Events: events, EventsJSON: out.replayed.Events}, nil
+	}
+	return Outcome{Game: view, Events: out.events, EventsJSON: lastChangeEvents(out.state)}, nil
+}
+
+func decodeEvents(js json.RawMessage) ([]game.Event, error) {
+	var events []game.Event
+	if len(js) == 0 {
+		return []game.Event{}, nil
+	}
+	if err := json.Unmarshal(js, &events); err != nil {
+		return nil, fmt.Errorf("stored events: %w", err)
+	}
+	return events, nil
+}
+
+// lastChangeEvents is the JSON of the newest change's events.
+func lastChangeEvents(st *game.State) json.RawMessage {
+	if n := len(st.Changes); n > 0 && st.Changes[n-1].Version == st.Version {
+		return st.Changes[n-1].Events
+	}
+	return json.RawMessage("[]")
+}
+
+// SetPresence records a seat connecting or disconnecting (disconnect grace,
+// seeds/000 §8.5) and returns the game as that seat sees it.
+func (s *Service) SetPresence(ctx context.Context, gameID string, c Caller, connected bool) (*game.View, error) {
+	out, err := s.update(ctx, txn{
+		gameID: gameID,
+		caller: c,
+		access: seatOnly,
+		step: func(_ *game.State, seat *chess.Color) (game.Step, error) {
+			return game.Presence{Seat: *seat, Connected: connected}, nil
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return game.ViewOf(out.state, out.seat, s.now())
+}
+
+// current reads a game for the caller, enforcing a due timeout (written, so
+// the game ends for everybody).
+func (s *Service) current(ctx context.Context, gameID string, c Caller) (outcome, error) {
+	return s.update(ctx, txn{gameID: gameID, caller: c, access: anyone})
+}
+
+// Get returns the game as the caller sees it, after applying any timeout
+// already due. With afterVersion set it waits (up to maxWait) until the game
+// is newer than afterVersion, then answers with the game as it is then.
+func (s *Service) Get(ctx context.Context, gameID string, c Caller, afterVersion *int64, maxWait time.Duration) (*game.View, error) {
+	var until time.Time
+	if afterVersion != nil {
+		until = s.now().Add(maxWait)
+	}
+	for {
+		// Watch before reading, so a commit between the read and the wait
+		// is not missed.
+		var changed <-chan Change
+		stop := func() {}
+		if afterVersion != nil {
+			changed, stop = s.feed.watch(gameID, 1)
+		}
+		out, err := s.current(ctx, gameID, c)
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		now := s.now()
+		if afterVersion == nil || out.state.Version > *afterVersion || !now.Before(until) {
+			stop()
+			return game.ViewOf(out.state, out.seat, now)
+		}
+		wait := s.longPollWait(out.state, now, until)
+		timer := time.NewTimer(wait)
+		select {
+		case <-changed:
+		case <-timer.C:
+		case <-ctx.Done():
+			timer.Stop()
+			stop()
+			return nil, ctx.Err()
+		}
+		timer.Stop()
+		stop()
+	}
+}
+
+// longPollWait is how long a long poll sleeps before reading again: until
+// its end, or until a human's deadline (to enforce it), or the poll
+// interval when writes come from other processes. It never spins: an AI's
+// overdue turn is no reason to wake (the AI never loses on time), and a
+// deadline in the past has just been enforced by the read.
+func (s *Service) longPollWait(st *game.State, now, until time.Time) time.Duration {
+	wait := until.Sub(now)
+	if d, ok := game.Deadline(st); ok && d.After(now) {
+		if _, ai := st.AITurn(); !ai {
+			wait = min(wait, d.Sub(now)+time.Millisecond)
+		}
+	}
+	if s.cfg.PollInterval > 0 {
+		wait = min(wait, s.cfg.PollInterval)
+	}
+	return max(wait, time.Millisecond)
+}
+
+// ChangeLog is the answer to a catch-up read: the changes after a version,
+// oldest first, or Reset when that version is older than the kept log; and
+// the game as the caller sees it now.
+type ChangeLog struct {
+	Version int64
+	Changes []game.Change
+	Reset   bool
+	Game    *game.View
+}
+
+// Changes returns what changed in the game after version after.
+func (s *Service) Changes(ctx context.Context, gameID string, c Caller, after int64) (ChangeLog, error) {
+	out, err := s.current(ctx, gameID, c)
+	if err != nil {
+		return ChangeLog{}, err
+	}
+	view, err := game.ViewOf(out.state, out.seat, s.now())
+	if err != nil {
+		return ChangeLog{}, err
+	}
+	log := ChangeLog{Version: out.state.Version, Game: view}
+	changes, complete := out.state.ChangesAfter(after)
+	if !complete {
+		log.Reset = true
+		return log, nil
+	}
+	log.Changes = changes
+	return log, nil
+}
+
+// PGN returns the game's PGN text.
+func (s *Service) PGN(ctx context.Context, gameID string, c Caller) (string, error) {
+	out, err := s.current(ctx, gameID, c)
+	if err != nil {
+		return "", err
+	}
+	return game.PGN(out.state)
+}
+
+// HandleTimeout is the target of scheduled deadlines (the timeout function,
+// the local scheduler). Deliveries are at least once and may be early or
+// stale, so it decides from the stored game alone: a due human turn → the
+// timeout is applied; an AI turn past its watchdog → the AI is started
+// again (an AI never loses on time), or, after AIRestarts attempts, the AI
+// seat forfeits. Whatever happened, the game's timer is then re-armed for
+// the game as it now is (the latest version, not the delivered one), so a
+// game with a deadline always has a live timer. An error means the work
+// could not be done and the delivery should be retried.
+func (s *Service) HandleTimeout(ctx context.Context, task TimeoutTask) error {
+	out, err := s.update(ctx, txn{
+		gameID: task.GameID,
+		access: system,
+		step: func(st *game.State, _ *chess.Color) (game.Step, error) {
+			if _, ai := st.AITurn(); ai && s.aiOverdue(st, task.Attempt) && task.Attempt >= s.cfg.AIRestarts {
+				s.log.Error("AI seat did not answer; it forfeits", "game", st.GameID, "version", st.Version, "attempts", task.Attempt+1)
+				return game.AIForfeit{}, nil
+			}
+			return nil, nil // only the timeout that is due
+		},
+	})
+	if errors.Is(err, ErrNotFound) {
+		s.log.Warn("timeout for unknown game", "game", task.GameID)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	st := out.state
+	attempt := 0
+	if _, ai := st.AITurn(); ai && s.aiOverdue(st, task.Attempt) {
+		s.log.Warn("AI turn overdue, starting it again", "game", st.GameID, "version", st.Version, "attempt", task.Attempt+1)
+		if err := s.triggerAI(ctx, st); err != nil {
+			return err
+		}
+		attempt = task.Attempt + 1
+	} else if ai && st.Version == task.Version {
+		attempt = task.Attempt // an early delivery keeps its count
+	}
+	return s.rearm(ctx, st, attempt)
+}
+
+// aiOverdue reports whether the AI's turn has gone past watchdog attempt n.
+func (s *Service) aiOverdue(st *game.State, attempt int) bool {
+	due := time.UnixMilli(st.Clock.TurnStartedAt).Add(time.Duration(attempt+1) * s.cfg.AIWatchdog)
+	return !s.now().Before(due)
+}
+
+// rearm sets the game's timer for st (or removes it when st has no
+// deadline).
+func (s *Service) rearm(ctx context.Context, st *game.State, attempt int) error {
+	if s.cfg.Scheduler == nil {
+		return nil
+	}
+	task, ok := s.timerFor(st, attempt)
+	if !ok {
+		return s.cfg.Scheduler.CancelTimeout(ctx, st.GameID)
+	}
+	return s.cfg.Scheduler.ScheduleTimeout(ctx, task)
+}
+
+// errStaleAITask is a task whose turn is over: nothing to do.
+var errStaleAITask = errors.New("AI task is stale")
+
+// PlayAITurn makes the AI seat's move if the AI is still to move at
+// task.Ply; a stale task is a no-op. The move is written through update,
+// checked against the game as it then is: a human action that arrived
+// meanwhile (resign, a take-back request) wins, and an offer or a reconnect
+// in between does not void the AI's move.
+func (s *Service) PlayAITurn(ctx context.Context, task AITask) error {
+	if s.cfg.Engine == nil {
+		return ErrNoEngine
+	}
+	cur, err := s.load(ctx, task.GameID)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	st := cur.state
+	level, ok := st.AITurn()
+	if !ok || st.Ply() != task.Ply {
+		return nil
+	}
+	req := aiRequest(st, level)
+	move, err := s.cfg.Engine.ChooseMove(ctx, req)
+	if err != nil {
+		return fmt.Errorf("AI move for game %s: %w", st.GameID, err)
+	}
+	uci := req.Position.UCI(move)
+	_, err = s.update(ctx, txn{
+		gameID: task.GameID,
+		access: system,
+		step: func(st *game.State, _ *chess.Color) (game.Step, error) {
+			if _, ok := st.AITurn(); !ok || st.Ply() != task.Ply {
+				return nil, errStaleAITask
+			}
+			return game.Act{By: st.Turn(), Action: game.Action{Type: game.ActionMove, Move: game.MoveInput{UCI: uci}}}, nil
+		},
+	})
+	if errors.Is(err, errStaleAITask) {
+		return nil // the game moved on without us
+	}
+	if err != nil {
+		return fmt.Errorf("AI move %s in game %s: %w", uci, task.GameID, err)
+	}
+	return nil
+}
+
+// aiRequest is what the engine needs for the AI's move: the live position,
+// the game's history and the AI's clock.
+func aiRequest(st *game.State, level string) AIMoveRequest {
+	req := AIMoveRequest{Position: st.Position(), History: st.History(), Level: level}
+	me := st.Turn()
+	if tc := st.Options.TimeControl; tc.Kind == game.TimeFischer && st.Clock.Started[me] {
+		req.Remaining = time.Duration(st.Clock.RemainingMs[me]) * time.Millisecond
+		req.Increment = time.Duration(tc.IncSec) * time.Second
+	}
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s/%d", st.GameID, st.Ply())
+	req.Seed = h.Sum64()
+	return req
+}
