@@ -47,6 +47,11 @@ func (b BenchResult) NPS() uint64 { return nps(b.Nodes, b.Time) }
 // fixed table size. The node total changes only when the search or the
 // evaluation changes; report, if set, gets one line per position.
 func Bench(depth int, report func(line string)) BenchResult {
+	return benchSearch(depth, 1, report)
+}
+
+// benchSearch is Bench with multiPV lines per search.
+func benchSearch(depth, multiPV int, report func(line string)) BenchResult {
 	e := New(Options{HashMB: benchHashMB})
 	var out BenchResult
 	for i, fen := range benchPositions {
@@ -54,7 +59,7 @@ func Bench(depth int, report func(line string)) BenchResult {
 		if err != nil {
 			panic(fmt.Sprintf("engine: bench position %d: %v", i, err)) // a bug in the table above
 		}
-		res, err := e.Search(context.Background(), Params{Position: pos, Depth: depth})
+		res, err := e.Search(context.Background(), Params{Position: pos, Depth: depth, MultiPV: multiPV})
 		if err != nil {
 			panic(fmt.Sprintf("engine: bench position %d: %v", i, err))
 		}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"chessapi/shared/chess"
@@ -15,6 +16,43 @@ func BenchmarkSearch(b *testing.B) {
 		nodes += Bench(8, nil).Nodes
 	}
 	b.ReportMetric(float64(nodes)/b.Elapsed().Seconds(), "nodes/s")
+}
+
+// BenchmarkMultiPV compares the search speed with one and five lines over
+// the bench positions at depth 8 (one op = all 13 searches, fresh engine):
+//
+//	go test -run XXX -bench MultiPV -benchtime 5x ./shared/engine
+//
+// nodes/op shows how much more a five-line search looks at, nodes/s what a
+// node costs.
+func BenchmarkMultiPV(b *testing.B) {
+	for _, lines := range []int{1, 5} {
+		b.Run(fmt.Sprintf("lines=%d", lines), func(b *testing.B) {
+			benchSearch(1, lines, nil) // warm up: the first 16 MiB table costs page faults
+			var nodes uint64
+			for b.Loop() {
+				nodes += benchSearch(multiPVBenchDepth, lines, nil).Nodes
+			}
+			b.ReportMetric(float64(nodes)/b.Elapsed().Seconds(), "nodes/s")
+			b.ReportMetric(float64(nodes)/float64(b.N), "nodes/op")
+		})
+	}
+}
+
+// multiPVBenchDepth is the depth of BenchmarkMultiPV.
+const multiPVBenchDepth = 8
+
+// benchSignature is the node total of Bench(BenchDepth): `go run ./cmd/uci
+// bench` prints it, and it changes only when the search or the evaluation
+// does. Update it deliberately with such a change (and say so in the
+// commit); cmd/uci's test asserts the printed line too.
+const benchSignature = 1120918
+
+func TestBenchSignature(t *testing.T) {
+	if got := Bench(BenchDepth, nil); got.Nodes != benchSignature || got.Positions != len(benchPositions) {
+		t.Errorf("Bench(%d) = %d nodes over %d positions; want %d over %d (search changed? see benchSignature)",
+			BenchDepth, got.Nodes, got.Positions, benchSignature, len(benchPositions))
+	}
 }
 
 func BenchmarkEvaluate(b *testing.B) {

@@ -16,11 +16,21 @@
 // and plays res.BestMove. The deadline of ctx bounds every search in
 // addition to the limits in Params.
 //
+// For several candidate moves ("multiPv" of the AI endpoint) set
+// Params.MultiPV to 1..MaxMultiPV; Result.Lines then holds that many lines
+// (fewer only when the position has fewer legal moves), best first, and
+// Lines[0] is BestMove/Score/PV:
+//
+//	res, err := eng.Search(ctx, engine.Params{Position: pos, MoveTime: time.Second, MultiPV: 3})
+//	for _, l := range res.Lines { … l.Move, l.Score, l.PV … }
+//	win, draw, loss := engine.WDL(res.Score, pos) // per mille, side to move, sum 1000
+//
 // Files by concern: engine.go (API), levels.go (levels and request limits),
-// search.go (iterative deepening, PVS, quiescence), margins.go (every pruning
-// constant), tt.go (transposition table), movepick.go (move ordering),
-// history.go (killers, history, counter moves), see.go (static exchange),
-// eval.go and pst.go (evaluation), timeman.go (time), bench.go (bench).
+// search.go (iterative deepening with multi-PV, PVS, quiescence), margins.go
+// (every pruning constant), tt.go (transposition table), movepick.go (move
+// ordering), history.go (killers, history, counter moves), see.go (static
+// exchange), eval.go and pst.go (evaluation), wdl.go (win/draw/loss
+// estimate), timeman.go (time), bench.go (bench).
 package engine
 
 import (
@@ -144,6 +154,12 @@ type Params struct {
 	// Infinite searches until ctx is cancelled (UCI "go infinite").
 	Infinite bool
 
+	// MultiPV is how many best lines to search and return in
+	// Result.Lines, 1..MaxMultiPV (0 or 1 = one line; more is clamped).
+	// Fewer come back only when the position has fewer legal moves.
+	// Weakened levels always answer one line.
+	MultiPV int
+
 	// Level weakens the play; the zero value is LevelMax (full strength).
 	Level Level
 	// Seed drives the randomness of weakened levels; searches with the same
@@ -155,6 +171,9 @@ type Params struct {
 	// aspiration failures) from the searching goroutine.
 	Info func(Info)
 }
+
+// MaxMultiPV is the most lines a search returns (Params.MultiPV).
+const MaxMultiPV = 5
 
 // Score is a search score from the side to move's point of view.
 type Score struct {
@@ -188,6 +207,8 @@ const (
 
 // Info reports search progress (UCI "info" lines).
 type Info struct {
+	// MultiPV is the line reported, 1-based (always 1 with one line).
+	MultiPV  int
 	Depth    int
 	SelDepth int
 	Score    Score
@@ -208,6 +229,14 @@ func nps(nodes uint64, d time.Duration) uint64 {
 	return uint64(float64(nodes) / d.Seconds())
 }
 
+// Line is one of the best lines of a search (Params.MultiPV).
+type Line struct {
+	Move  chess.Move   // the root move
+	Score Score        // its score, from the side to move
+	PV    []chess.Move // starts with Move
+	Depth int          // nominal depth of the iteration the line comes from
+}
+
 // Result is the outcome of a search.
 type Result struct {
 	BestMove chess.Move
@@ -217,6 +246,17 @@ type Result struct {
 	Nodes    uint64
 	Time     time.Duration
 	PV       []chess.Move // starts with BestMove
+
+	// Lines holds min(Params.MultiPV, legal moves) lines (at least one),
+	// best first: distinct root moves ordered by score. Lines[0] is
+	// BestMove, Score and PV. With more than one line, all come from the
+	// last iteration that completed every line.
+	Lines []Line
+}
+
+// singleLine sets Lines to the one line BestMove, Score, PV.
+func (r *Result) singleLine() {
+	r.Lines = []Line{{Move: r.BestMove, Score: r.Score, PV: r.PV, Depth: r.Depth}}
 }
 
 // Search searches p.Position and returns the move to play. It always returns
@@ -249,14 +289,16 @@ func (e *Engine) Search(ctx context.Context, p Params) (Result, error) {
 		if child.IsCheckmate() {
 			score = Score{Mate: 1}
 		}
-		return Result{
+		res := Result{
 			BestMove: m,
 			Score:    score,
 			Depth:    1,
 			Nodes:    1,
 			Time:     time.Since(start),
 			PV:       []chess.Move{m},
-		}, nil
+		}
+		res.singleLine()
+		return res, nil
 	}
 	return e.s.run(ctx, start, &p, e.overhead), nil
 }

@@ -113,25 +113,3 @@ func (l Level) settings() *levelSettings {
 	}
 	return &levelTable[l]
 }
-
-// RequestParams turns the limits of a POST /v1/ai/move request into search
-// Params (the caller adds Position and History): movetimeMs is clamped to
-// MinMoveTime..MaxMoveTime, depth to 1..MaxDepth, a depth-only request is
-// still bounded by MaxMoveTime, and a request with neither uses the level's
-// think time. Zero means "not given" for both.
-func RequestParams(level Level, movetimeMs, depth int) Params {
-	p := Params{Level: level}
-	if movetimeMs > 0 {
-		p.MoveTime = ClampMoveTime(time.Duration(movetimeMs) * time.Millisecond)
-	}
-	if depth > 0 {
-		p.Depth = ClampDepth(depth)
-		if p.MoveTime == 0 {
-			p.MoveTime = MaxMoveTime
-		}
-	}
-	if p.MoveTime == 0 && p.Depth == 0 {
-		p.MoveTime = level.ThinkTime()
-	}
-	return p
-}

@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"math"
+	"slices"
 	"time"
 
 	"chessapi/shared/chess"
@@ -90,6 +92,13 @@ type searcher struct {
 	rootBestScore int32
 	rootPV        []chess.Move
 	rootScores    []rootScore
+
+	// Multi-PV: the line being searched (0-based), the root moves of the
+	// lines already found in this iteration (skipped at the root), and the
+	// move this line had in the previous iteration (searched first).
+	pvIdx    int
+	excluded []chess.Move
+	rootHint chess.Move
 }
 
 func newSearcher(tt *transpositionTable) *searcher {
@@ -108,6 +117,7 @@ type searchConfig struct {
 	noise     int32
 	exactRoot bool
 	fullWidth bool
+	multiPV   int // lines to search, 1..MaxMultiPV (0 = 1)
 	info      func(Info)
 }
 
@@ -147,7 +157,8 @@ func (s *searcher) run(ctx context.Context, start time.Time, p *Params, overhead
 	}
 
 	if !p.Level.Weakened() {
-		return s.iterate(searchConfig{maxDepth: maxDepth, nodeLimit: p.Nodes, soft: tb.soft, hard: tb.hard, info: p.Info})
+		return s.iterate(searchConfig{maxDepth: maxDepth, nodeLimit: p.Nodes, soft: tb.soft, hard: tb.hard,
+			multiPV: min(max(p.MultiPV, 1), MaxMultiPV), info: p.Info})
 	}
 
 	// A weakened level thinks up to its think time (less only when the
@@ -173,7 +184,7 @@ func (s *searcher) run(ctx context.Context, start time.Time, p *Params, overhead
 		})
 		if probe.Score.Mate > 0 {
 			if p.Info != nil {
-				p.Info(Info{Depth: probe.Depth, SelDepth: probe.SelDepth, Score: probe.Score, Nodes: probe.Nodes,
+				p.Info(Info{MultiPV: 1, Depth: probe.Depth, SelDepth: probe.SelDepth, Score: probe.Score, Nodes: probe.Nodes,
 					Time: probe.Time, HashFull: s.tt.hashFull(), PV: probe.PV})
 			}
 			return probe
@@ -190,6 +201,7 @@ func (s *searcher) run(ctx context.Context, start time.Time, p *Params, overhead
 	}
 	res.Nodes += probeSpent
 	res.Time = time.Since(start)
+	res.singleLine()
 	return res
 }
 
@@ -228,6 +240,15 @@ func (s *searcher) pickWeakened(res Result, margin int32) Result {
 }
 
 // iterate runs iterative deepening under cfg.
+//
+// With cfg.multiPV lines, each iteration searches the root once per line:
+// line i is the best move when the moves of lines 0..i-1 of this iteration
+// are excluded, each search with its own aspiration window around the
+// line's score of the previous iteration. The lines of an iteration are
+// then ordered by score (a later line may score higher: search
+// instability). A search stopped inside an iteration answers the lines of
+// the last completed one; with one line it also keeps a root move that had
+// beaten the old best, as before.
 func (s *searcher) iterate(cfg searchConfig) Result {
 	s.nodes, s.seldepth, s.stopped = 0, 0, false
 	s.salt, s.noise, s.exactRoot, s.fullWidth = cfg.salt, cfg.noise, cfg.exactRoot, cfg.fullWidth
@@ -235,6 +256,7 @@ func (s *searcher) iterate(cfg searchConfig) Result {
 	s.hasHard = cfg.hard > 0
 	s.hardStop = s.start.Add(cfg.hard)
 	s.rootScores = s.rootScores[:0]
+	s.pvIdx, s.rootHint, s.excluded = 0, chess.NoMove, s.excluded[:0]
 
 	// A legal move from the start, in case time runs out at once.
 	root := &s.stack[0]
@@ -245,65 +267,72 @@ func (s *searcher) iterate(cfg searchConfig) Result {
 		s.rootBest = e.move
 	}
 	s.rootPV = append(s.rootPV[:0], s.rootBest)
+	nLines := min(max(cfg.multiPV, 1), list.Len())
 
 	res := Result{BestMove: s.rootBest, PV: []chess.Move{s.rootBest}}
 	var lastScores []rootScore
+	var lines, cur []rootLine // last completed iteration's lines, this iteration's
 	prevScore := int32(0)
 	prevBest := chess.NoMove
 	stable := 0
 	for depth := 1; depth <= cfg.maxDepth; depth++ {
 		s.seldepth = 0
 		s.rootScores = s.rootScores[:0]
-		alpha, beta := -infinity, infinity
-		delta := int32(aspirationWindow)
-		if depth >= aspirationMinDepth && !s.exactRoot && abs32(prevScore) < mateBound {
-			alpha, beta = max(prevScore-delta, -infinity), min(prevScore+delta, infinity)
-		}
+		s.excluded = s.excluded[:0]
+		cur = cur[:0]
 		var score int32
-		for {
-			score = s.negamax(0, depth, alpha, beta, false)
+		for i := range nLines {
+			s.pvIdx, s.rootHint = i, chess.NoMove
+			lineScore := prevScore
+			if i < len(lines) {
+				lineScore = lines[i].score
+				if i > 0 && !s.isExcluded(lines[i].move) {
+					s.rootHint = lines[i].move
+				}
+			}
+			score = s.aspirate(cfg, depth, lineScore)
 			if s.stopped {
 				break
 			}
-			if score <= alpha {
-				beta = (alpha + beta) / 2
-				alpha = max(score-delta, -infinity)
-				s.report(cfg.info, depth, score, BoundUpper)
-			} else if score >= beta {
-				beta = min(score+delta, infinity)
-				s.report(cfg.info, depth, score, BoundLower)
-			} else {
-				break
-			}
-			delta += delta / 2
-			if delta > 1000 {
-				alpha, beta = -infinity, infinity
-			}
+			cur = append(cur, rootLine{move: s.rootBest, score: score, pv: append([]chess.Move(nil), s.rootPV...)})
+			s.excluded = append(s.excluded, s.rootBest)
 		}
+		s.pvIdx, s.rootHint = 0, chess.NoMove
 		if s.stopped {
 			// A move that beat the previous best in the unfinished iteration
 			// was fully searched and is kept.
-			if s.rootBest != res.BestMove && len(s.rootPV) > 0 {
+			if nLines == 1 && s.rootBest != res.BestMove && len(s.rootPV) > 0 {
 				res.BestMove = s.rootBest
 				res.Score = toScore(s.rootBestScore)
 				res.PV = append([]chess.Move(nil), s.rootPV...)
 			}
 			break
 		}
-		res.BestMove = s.rootBest
+		if nLines > 1 {
+			slices.SortStableFunc(cur, func(a, b rootLine) int { return cmp.Compare(b.score, a.score) })
+			score = cur[0].score
+			lines = append(lines[:0], cur...)
+		}
+		res.BestMove = cur[0].move
 		res.Score = toScore(score)
 		res.Depth = depth
-		res.PV = append(res.PV[:0:0], s.rootPV...)
+		res.PV = append(res.PV[:0:0], cur[0].pv...)
 		lastScores = append(lastScores[:0], s.rootScores...)
 		prevScore = score
-		s.report(cfg.info, depth, score, BoundExact)
+		if nLines == 1 {
+			s.report(cfg.info, depth, score, BoundExact)
+		} else {
+			for i, l := range lines {
+				s.reportLine(cfg.info, i+1, depth, l.score, BoundExact, l.pv)
+			}
+		}
 
-		if s.rootBest == prevBest {
+		if res.BestMove == prevBest {
 			stable++
 		} else {
 			stable = 0
 		}
-		prevBest = s.rootBest
+		prevBest = res.BestMove
 		elapsed := time.Since(s.start)
 		if cfg.soft > 0 && elapsed > time.Duration(float64(cfg.soft)*stabilityFactor(stable)) {
 			break
@@ -319,21 +348,104 @@ func (s *searcher) iterate(cfg searchConfig) Result {
 	s.rootScores = append(s.rootScores[:0], lastScores...)
 	res.SelDepth = s.seldepth
 	res.Nodes = s.nodes
-	res.Time = time.Since(s.start)
 	if res.Depth == 0 {
 		res.Depth = 1
 	}
+	switch {
+	case nLines == 1:
+		res.singleLine()
+	case len(lines) == 0:
+		// Stopped before the first iteration completed: rank the moves by
+		// the static evaluation after them, which takes well under a
+		// millisecond.
+		lines = s.staticLines(&list, nLines)
+		fallthrough
+	default:
+		res.Lines = make([]Line, len(lines))
+		for i, l := range lines {
+			res.Lines[i] = Line{Move: l.move, Score: toScore(l.score), PV: l.pv, Depth: res.Depth}
+		}
+		res.BestMove, res.Score, res.PV = res.Lines[0].Move, res.Lines[0].Score, res.Lines[0].PV
+	}
+	res.Time = time.Since(s.start)
 	return res
 }
 
+// rootLine is one line of a multi-PV iteration.
+type rootLine struct {
+	move  chess.Move
+	score int32
+	pv    []chess.Move
+}
+
+// aspirate searches the root at depth (the moves in s.excluded left out)
+// with an aspiration window around prev, widening it until the score falls
+// inside, and returns the score (meaningless when s.stopped).
+func (s *searcher) aspirate(cfg searchConfig, depth int, prev int32) int32 {
+	alpha, beta := -infinity, infinity
+	delta := int32(aspirationWindow)
+	if depth >= aspirationMinDepth && !s.exactRoot && abs32(prev) < mateBound {
+		alpha, beta = max(prev-delta, -infinity), min(prev+delta, infinity)
+	}
+	for {
+		score := s.negamax(0, depth, alpha, beta, false)
+		if s.stopped {
+			return score
+		}
+		if score <= alpha {
+			beta = (alpha + beta) / 2
+			alpha = max(score-delta, -infinity)
+			s.reportLine(cfg.info, s.pvIdx+1, depth, score, BoundUpper, s.rootPV)
+		} else if score >= beta {
+			beta = min(score+delta, infinity)
+			s.reportLine(cfg.info, s.pvIdx+1, depth, score, BoundLower, s.rootPV)
+		} else {
+			return score
+		}
+		delta += delta / 2
+		if delta > 1000 {
+			alpha, beta = -infinity, infinity
+		}
+	}
+}
+
+// staticLines ranks the root moves by the static evaluation after each
+// (mate when it mates) and returns the best n.
+func (s *searcher) staticLines(list *chess.MoveList, n int) []rootLine {
+	out := make([]rootLine, 0, list.Len())
+	var child chess.Position
+	for _, m := range list.Moves() {
+		child = s.stack[0].pos
+		child.Play(m)
+		v := -s.evaluate(&child)
+		if child.IsCheckmate() {
+			v = mateScore - 1
+		}
+		out = append(out, rootLine{move: m, score: v, pv: []chess.Move{m}})
+	}
+	slices.SortStableFunc(out, func(a, b rootLine) int { return cmp.Compare(b.score, a.score) })
+	return out[:n]
+}
+
+// isExcluded reports whether root move m is already one of this
+// iteration's lines.
+func (s *searcher) isExcluded(m chess.Move) bool {
+	return slices.Contains(s.excluded, m)
+}
+
 func (s *searcher) report(info func(Info), depth int, score int32, b Bound) {
+	s.reportLine(info, 1, depth, score, b, s.rootPV)
+}
+
+// reportLine reports line multiPV (1-based) of the current iteration.
+func (s *searcher) reportLine(info func(Info), multiPV, depth int, score int32, b Bound, pv []chess.Move) {
 	if info == nil {
 		return
 	}
 	info(Info{
-		Depth: depth, SelDepth: s.seldepth, Score: toScore(score), Bound: b,
+		MultiPV: multiPV, Depth: depth, SelDepth: s.seldepth, Score: toScore(score), Bound: b,
 		Nodes: s.nodes, Time: time.Since(s.start), HashFull: s.tt.hashFull(),
-		PV: append([]chess.Move(nil), s.rootPV...),
+		PV: append([]chess.Move(nil), pv...),
 	})
 }
 
@@ -542,6 +654,9 @@ func (s *searcher) negamax(ply, depth int, alpha, beta int32, cutNode bool) int3
 		depth--
 	}
 
+	if root && s.rootHint != chess.NoMove {
+		ttMove = s.rootHint // a later multi-PV line: its move of the last iteration first
+	}
 	var counter chess.Move
 	if ply > 0 {
 		if prev := s.stack[ply-1].move; prev != nullMove && prev != chess.NoMove {
@@ -567,6 +682,9 @@ func (s *searcher) negamax(ply, depth int, alpha, beta int32, cutNode bool) int3
 		m, order := mp.next()
 		if m == chess.NoMove {
 			break
+		}
+		if root && len(s.excluded) > 0 && s.isExcluded(m) {
+			continue
 		}
 		quiet := !isNoisy(pos, m)
 		if quiet && skipQuiets {
@@ -698,7 +816,9 @@ func (s *searcher) negamax(ply, depth int, alpha, beta int32, cutNode bool) int3
 	if inCheck {
 		storedEval = noEval
 	}
-	if !(root && s.exactRoot) {
+	// The root is not stored when its score is of some moves only (exact
+	// root scores of weakened levels, later multi-PV lines).
+	if !(root && (s.exactRoot || s.pvIdx > 0)) {
 		s.tt.store(key, bestMove, toTT(bestScore, ply), storedEval, depth, bd)
 	}
 	return bestScore

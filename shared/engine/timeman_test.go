@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
-	"sort"
+	"os"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -11,11 +13,19 @@ import (
 	"chessapi/shared/chess"
 )
 
-// overrunMargin is how far past its movetime a search may answer (issue 6:
-// p99 within 25 ms on these machines).
-const overrunMargin = 25 * time.Millisecond
+// Time compliance is judged by wall time from the call to the return,
+// against one pair of tolerances over the time a search was given:
+const (
+	// complianceP99: the 99th percentile (nearest rank: with fewer than 100
+	// searches, every one) answers within movetime + complianceP99.
+	complianceP99 = 25 * time.Millisecond
+	// complianceMax: no search at all answers later than movetime +
+	// complianceMax (the bound for the 1 % of a long run).
+	complianceMax = 100 * time.Millisecond
+)
 
-// processCPU returns the CPU time this process has used.
+// processCPU returns the CPU time this process has used (for failure
+// messages only: compliance is judged by wall time).
 func processCPU() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
@@ -24,98 +34,135 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// lateAnswer reports whether a search answered past budget+overrunMargin
-// through its own fault. On the shared development machines a process is
-// sometimes not scheduled for hundreds of milliseconds; the default run
-// therefore counts a search as late only if it also used more CPU than the
-// budget allows (a search that ignores its clock burns CPU all the time it
-// overruns). ENGINE_LONG=1 (meant for an idle machine) judges wall time
-// alone, which is the real requirement.
-func lateAnswer(wall, cpu, budget time.Duration) bool {
-	if wall <= budget+overrunMargin {
-		return false
+// requireQuietRun skips a wall-clock test unless it runs on its own:
+// `go test ./...` runs packages side by side on the two cores, and a search
+// that waits for a core is late without any fault of the engine. make test
+// runs these tests alone afterwards (ENGINE_COMPLIANCE=1), as does
+// ENGINE_LONG=1.
+func requireQuietRun(t *testing.T) {
+	t.Helper()
+	if os.Getenv("ENGINE_COMPLIANCE") == "" && !longTests {
+		t.Skip("wall-clock time compliance runs alone: ENGINE_COMPLIANCE=1 go test -run 'Compliance|WithinTime|DeadlineBounds' ./shared/engine (make test does)")
 	}
-	return longTests || cpu > budget+overrunMargin
 }
 
-// TestMoveTimeCompliance runs many fixed-time searches on varied positions
-// and checks that at least 99% answer within movetime + 25 ms (at most one
-// late answer in the short default sample). ENGINE_LONG=1 runs the big
-// sample and judges wall time alone.
+// complianceCase is one movetime of TestMoveTimeCompliance.
+type complianceCase struct {
+	moveTime time.Duration
+	multiPV  int
+	n, nLong int // searches in the default run and with ENGINE_LONG=1
+}
+
+// complianceCases: the documented movetimes 10 ms, 100 ms and 1 s, and five
+// lines at 10 ms and 1 s. The default run (about 10 s) keeps at least 50
+// searches at 10 and 100 ms and a smaller sample at 1 s; ENGINE_LONG=1
+// (about 105 s) has 60 or more everywhere.
+var complianceCases = []complianceCase{
+	{10 * time.Millisecond, 1, 100, 1000},
+	{100 * time.Millisecond, 1, 50, 300},
+	{time.Second, 1, 6, 60},
+	{10 * time.Millisecond, 5, 100, 300},
+	{time.Second, 5, 4, 60},
+}
+
+// TestMoveTimeCompliance runs fixed-time searches on random positions (a
+// fixed-seed generator per case) one after the other (searches in parallel
+// would share the 2 cores of the CI machine with each other and distort the
+// timing) and checks every answer is a legal move, the 99th percentile of
+// the wall times is within movetime + complianceP99 and the maximum within
+// movetime + complianceMax.
 func TestMoveTimeCompliance(t *testing.T) {
-	samples := map[time.Duration]int{10 * time.Millisecond: 40, 100 * time.Millisecond: 8, time.Second: 2}
-	if longTests {
-		samples = map[time.Duration]int{10 * time.Millisecond: 1000, 100 * time.Millisecond: 300, time.Second: 60}
-	}
-	rng := rand.New(rand.NewPCG(5, 6))
-	e := New(Options{HashMB: 16})
-	for movetime, n := range samples {
-		t.Run(movetime.String(), func(t *testing.T) {
-			var elapsed []time.Duration
-			late := 0
-			for range n {
+	requireQuietRun(t)
+	for i, tc := range complianceCases {
+		n := tc.n
+		if longTests {
+			n = tc.nLong
+		}
+		t.Run(fmt.Sprintf("%v/multipv=%d", tc.moveTime, tc.multiPV), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(5, uint64(i)))
+			e := New(Options{HashMB: 16})
+			elapsed := make([]time.Duration, 0, n)
+			var worstCPU time.Duration // CPU time of the slowest search, for the failure message
+			for len(elapsed) < n {
 				pos, hist := randomPlayout(chess.StartingPosition(), rng.IntN(80), rng)
 				if pos.Status() != chess.StatusPlaying {
 					continue
 				}
-				start, cpu0 := time.Now(), processCPU()
-				res, err := e.Search(context.Background(), Params{Position: pos, History: hist, MoveTime: movetime})
-				el, cpu := time.Since(start), processCPU()-cpu0
+				start, cpu := time.Now(), processCPU()
+				res, err := e.Search(context.Background(), Params{Position: pos, History: hist, MoveTime: tc.moveTime, MultiPV: tc.multiPV})
+				el, cpu := time.Since(start), processCPU()-cpu
 				if err != nil {
 					t.Fatal(err)
 				}
 				var list chess.MoveList
 				pos.GenerateMoves(&list, chess.GenAll)
-				if !list.Contains(res.BestMove) {
-					t.Fatalf("Search(%s, %v) = %v; not legal", pos.FEN(), movetime, res.BestMove)
+				if !list.Contains(res.BestMove) || len(res.Lines) != min(tc.multiPV, list.Len()) {
+					t.Fatalf("Search(%s, %v, MultiPV %d) = %v with %d lines; want a legal move and %d lines",
+						pos.FEN(), tc.moveTime, tc.multiPV, res.BestMove, len(res.Lines), min(tc.multiPV, list.Len()))
+				}
+				if len(elapsed) == 0 || el > slices.Max(elapsed) {
+					worstCPU = cpu
 				}
 				elapsed = append(elapsed, el)
-				if lateAnswer(el, cpu, movetime) {
-					late++
-				}
 			}
-			sort.Slice(elapsed, func(i, j int) bool { return elapsed[i] < elapsed[j] })
-			allowed := max(1, len(elapsed)/100)
-			if late > allowed {
-				t.Errorf("movetime %v: %d of %d searches answered later than +%v (max %v); want at most %d",
-					movetime, late, len(elapsed), overrunMargin, elapsed[len(elapsed)-1], allowed)
+			slices.Sort(elapsed)
+			p99 := elapsed[(len(elapsed)*99+99)/100-1] // nearest rank
+			median, worst := elapsed[len(elapsed)/2], elapsed[len(elapsed)-1]
+			t.Logf("movetime %v multipv %d: n=%d median %v p99 %v max %v", tc.moveTime, tc.multiPV, len(elapsed),
+				median.Round(100*time.Microsecond), p99.Round(100*time.Microsecond), worst.Round(100*time.Microsecond))
+			if p99 > tc.moveTime+complianceP99 {
+				t.Errorf("movetime %v, MultiPV %d: p99 of %d searches = %v; want at most %v", tc.moveTime, tc.multiPV,
+					len(elapsed), p99, tc.moveTime+complianceP99)
 			}
-			t.Logf("movetime %v: n=%d median %v p99 %v max %v", movetime, len(elapsed),
-				elapsed[len(elapsed)/2], elapsed[len(elapsed)*99/100], elapsed[len(elapsed)-1])
+			if worst > tc.moveTime+complianceMax {
+				t.Errorf("movetime %v, MultiPV %d: slowest of %d searches = %v; want at most %v", tc.moveTime, tc.multiPV,
+					len(elapsed), worst, tc.moveTime+complianceMax)
+			}
+			if t.Failed() {
+				t.Logf("the slowest search used %v of CPU; far less than its wall time means the process was not running", worstCPU)
+			}
 		})
 	}
 }
 
-// TestClockSearchStaysWithinTime: with a small clock the search never uses
-// more than the time left.
+// TestClockSearchStaysWithinTime: a clock search answers within its planned
+// hard limit (well under the time left, TestPlanTime) plus complianceP99.
 func TestClockSearchStaysWithinTime(t *testing.T) {
+	requireQuietRun(t)
 	e := New(Options{HashMB: 4})
 	pos := chess.StartingPosition()
 	for _, left := range []time.Duration{30 * time.Millisecond, 200 * time.Millisecond, 2 * time.Second} {
-		start, cpu0 := time.Now(), processCPU()
-		if _, err := e.Search(context.Background(), Params{Position: pos, WhiteTime: left, WhiteInc: 0}); err != nil {
+		p := Params{Position: pos, WhiteTime: left}
+		start := time.Now()
+		tb := planTime(context.Background(), start, &p, true, DefaultMoveOverhead)
+		if _, err := e.Search(context.Background(), p); err != nil {
 			t.Fatal(err)
 		}
-		if el, cpu := time.Since(start), processCPU()-cpu0; lateAnswer(el, cpu, left/2) {
-			t.Errorf("Search with %v on the clock took %v (CPU %v); want well under half of it", left, el, cpu)
+		if el := time.Since(start); el > tb.hard+complianceP99 || el >= left {
+			t.Errorf("Search with %v on the clock took %v; want at most its hard limit %v + %v, and less than the clock",
+				left, el, tb.hard, complianceP99)
 		}
 	}
 }
 
 func TestContextDeadlineBoundsSearch(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	e := New(Options{HashMB: 4})
-	start, cpu0 := time.Now(), processCPU()
-	res, err := e.Search(ctx, Params{Position: chess.StartingPosition(), Infinite: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if el, cpu := time.Since(start), processCPU()-cpu0; lateAnswer(el, cpu, 50*time.Millisecond) {
-		t.Errorf("Search with a 50 ms context took %v (CPU %v)", el, cpu)
-	}
-	if res.BestMove == chess.NoMove {
-		t.Error("Search with a context deadline returned no move")
+	requireQuietRun(t)
+	const budget = 50 * time.Millisecond
+	for _, lines := range []int{1, MaxMultiPV} {
+		ctx, cancel := context.WithTimeout(context.Background(), budget)
+		e := New(Options{HashMB: 4})
+		start := time.Now()
+		res, err := e.Search(ctx, Params{Position: chess.StartingPosition(), Infinite: true, MultiPV: lines})
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if el := time.Since(start); el > budget+complianceP99 {
+			t.Errorf("Search (MultiPV %d) with a %v context took %v; want at most %v", lines, budget, el, budget+complianceP99)
+		}
+		if res.BestMove == chess.NoMove || len(res.Lines) != lines {
+			t.Errorf("Search (MultiPV %d) with a context deadline returned %v and %d lines", lines, res.BestMove, len(res.Lines))
+		}
 	}
 }
 

@@ -4,11 +4,13 @@
 // "isready" and "quit" are answered while the engine thinks.
 //
 // Supported: uci, isready, ucinewgame, setoption (Hash, UCI_Chess960, Level,
-// Move Overhead), position startpos|fen ... [moves ...], go (movetime, wtime,
-// btime, winc, binc, movestogo, depth, nodes, infinite), stop, quit, and the
-// non-standard "bench [depth]" and "d" (print the position). Unknown or
-// malformed commands are answered with "info string error: ..." and
-// otherwise ignored, as the protocol asks.
+// Move Overhead, MultiPV), position startpos|fen ... [moves ...], go
+// (movetime, wtime, btime, winc, binc, movestogo, depth, nodes, mate,
+// infinite), stop, quit, and the non-standard "bench [depth]" and "d" (print
+// the position). With MultiPV N every iteration prints N info lines,
+// "multipv 1" (the best) to "multipv N". Unknown or malformed commands are
+// answered with "info string error: ..." and otherwise ignored, as the
+// protocol asks. Nothing is printed after "quit".
 package uci
 
 import (
@@ -39,6 +41,7 @@ type Session struct {
 	overhead time.Duration
 	chess960 bool
 	level    engine.Level
+	multiPV  int
 
 	pos     *chess.Position
 	history []uint64
@@ -75,11 +78,17 @@ func Run(ctx context.Context, in io.Reader, out io.Writer, opts engine.Options) 
 	defer s.stopSearch()
 	lines := make(chan string)
 	readErr := make(chan error, 1)
+	quit := make(chan struct{})
+	defer close(quit) // the reader stops at its next line
 	go func() {
 		sc := bufio.NewScanner(in)
 		sc.Buffer(make([]byte, 64*1024), 1<<20)
 		for sc.Scan() {
-			lines <- sc.Text()
+			select {
+			case lines <- sc.Text():
+			case <-quit:
+				return
+			}
 		}
 		readErr <- sc.Err()
 		close(lines)
@@ -130,6 +139,7 @@ func (s *Session) Handle(line string) bool {
 		s.printf("option name Hash type spin default %d min 1 max %d\n", engine.DefaultHashMB, engine.MaxHashMB)
 		s.println("option name UCI_Chess960 type check default false")
 		s.println("option name Level type combo default max var easy var normal var hard var max")
+		s.printf("option name MultiPV type spin default 1 min 1 max %d\n", engine.MaxMultiPV)
 		s.printf("option name Move Overhead type spin default %d min 0 max 5000\n", engine.DefaultMoveOverhead.Milliseconds())
 		s.println("uciok")
 	case "isready":
@@ -208,6 +218,12 @@ func (s *Session) setOption(args []string) error {
 			return fmt.Errorf("setoption Level: %w", err)
 		}
 		s.level = l
+	case "multipv":
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > engine.MaxMultiPV {
+			return fmt.Errorf("setoption MultiPV: value %q is not 1..%d", v, engine.MaxMultiPV)
+		}
+		s.multiPV = n
 	case "move overhead":
 		ms, err := strconv.Atoi(v)
 		if err != nil || ms < 0 || ms > 5000 {
@@ -276,7 +292,7 @@ func (s *Session) setPosition(args []string) error {
 
 // goSearch parses "go ..." and starts the search.
 func (s *Session) goSearch(args []string) error {
-	p := engine.Params{Position: s.pos, History: s.history, Level: s.level}
+	p := engine.Params{Position: s.pos, History: s.history, Level: s.level, MultiPV: s.multiPV}
 	for i := 0; i < len(args); i++ {
 		key := args[i]
 		switch key {
@@ -335,8 +351,10 @@ func (s *Session) goSearch(args []string) error {
 			s.println("bestmove 0000")
 			return
 		}
-		s.printf("info depth %d seldepth %d score %s nodes %d nps %d time %d pv %s\n",
-			res.Depth, res.SelDepth, res.Score, res.Nodes, nps(res.Nodes, res.Time), res.Time.Milliseconds(), pvString(pos, res.PV))
+		for i, l := range res.Lines {
+			s.printf("info depth %d seldepth %d multipv %d score %s nodes %d nps %d time %d pv %s\n",
+				l.Depth, res.SelDepth, i+1, l.Score, res.Nodes, nps(res.Nodes, res.Time), res.Time.Milliseconds(), pvString(pos, l.PV))
+		}
 		s.println("bestmove " + pos.UCI(res.BestMove))
 	}()
 	return nil
@@ -373,8 +391,8 @@ func (s *Session) printInfo(i engine.Info) {
 	case engine.BoundUpper:
 		bound = " upperbound"
 	}
-	s.printf("info depth %d seldepth %d multipv 1 score %s%s nodes %d nps %d hashfull %d time %d pv %s\n",
-		i.Depth, i.SelDepth, i.Score, bound, i.Nodes, i.NPS(), i.HashFull, i.Time.Milliseconds(), pvString(s.pos, i.PV))
+	s.printf("info depth %d seldepth %d multipv %d score %s%s nodes %d nps %d hashfull %d time %d pv %s\n",
+		i.Depth, i.SelDepth, max(i.MultiPV, 1), i.Score, bound, i.Nodes, i.NPS(), i.HashFull, i.Time.Milliseconds(), pvString(s.pos, i.PV))
 }
 
 // pvString writes a PV in UCI notation, playing it out so castling is

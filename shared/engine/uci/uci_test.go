@@ -3,7 +3,10 @@ package uci
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -58,7 +61,7 @@ func bestMoves(out string) []string {
 func TestHandshake(t *testing.T) {
 	out := runScript(t, "uci", "isready", "quit")
 	for _, want := range []string{"id name ", "option name Hash type spin", "option name UCI_Chess960 type check",
-		"option name Level type combo", "uciok", "readyok"} {
+		"option name Level type combo", "option name MultiPV type spin default 1 min 1 max 5", "uciok", "readyok"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -165,6 +168,9 @@ func TestErrorsAreReportedNotFatal(t *testing.T) {
 		{"setoption name Level value grandmaster", "setoption Level"},
 		{"setoption name Colour value blue", "unknown option"},
 		{"setoption Hash 3", "setoption: want"},
+		{"setoption name MultiPV value 0", "setoption MultiPV"},
+		{"setoption name MultiPV value 6", "setoption MultiPV"},
+		{"setoption name MultiPV value two", "setoption MultiPV"},
 		{"go depth", "missing value"},
 		{"go movetime soon", "not a number"},
 		{"go sideways 3", "unknown parameter"},
@@ -195,40 +201,344 @@ func TestNoLegalMove(t *testing.T) {
 	}
 }
 
+// TestBenchCommand: "bench 4" prints the engine's bench total for depth 4
+// (the depth-10 signature is pinned in shared/engine and cmd/uci).
 func TestBenchCommand(t *testing.T) {
-	a := runScript(t, "bench 4")
-	b := runScript(t, "bench 4")
-	sig := func(out string) string {
-		for _, line := range strings.Split(out, "\n") {
-			if strings.HasPrefix(line, "bench ") {
-				f := strings.Fields(line)
-				for i := range f {
-					if f[i] == "nodes" && i+1 < len(f) {
-						return f[i+1]
-					}
-				}
-			}
-		}
-		return ""
-	}
-	if sig(a) == "" || sig(a) != sig(b) {
-		t.Errorf("bench 4 nodes = %q then %q; want the same non-empty signature\n%s", sig(a), sig(b), a)
+	out := runScript(t, "bench 4")
+	want := fmt.Sprintf("bench depth 4 positions 13 nodes %d ", engine.Bench(4, nil).Nodes)
+	if !strings.Contains(out, "\n"+want) || strings.Count(out, "info string position ") != 13 {
+		t.Errorf("bench 4 output = %q; want 13 position lines and a line starting %q", out, want)
 	}
 }
 
-func FuzzHandle(f *testing.F) {
-	for _, seed := range []string{"uci", "position startpos moves e2e4", "position fen 8/8/8/8/8/8/8/8 w - - 0 1",
-		"setoption name Hash value 1", "go depth 1", "go nodes 100", "setoption name Level value easy", "d"} {
-		f.Add(seed)
+// TestMultiPV: with MultiPV N every completed depth has info lines
+// multipv 1..N with distinct first moves, and bestmove is the first move of
+// the last multipv 1 line.
+func TestMultiPV(t *testing.T) {
+	tests := []struct {
+		name, fen string
+		lines     int
+	}{
+		{"start 3", chess.StartFEN, 3},
+		{"start 5", chess.StartFEN, 5},
+		{"two legal moves", "k7/8/2K5/8/8/8/7P/8 b - - 0 1", 2},
+		{"one", chess.StartFEN, 1},
 	}
-	f.Fuzz(func(t *testing.T, line string) {
-		if strings.Contains(line, "infinite") || strings.Contains(line, "bench") {
-			return // would wait for stop / take long
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out := runScript(t, fmt.Sprintf("setoption name MultiPV value %d", min(tc.lines+1, engine.MaxMultiPV)),
+				"setoption name MultiPV value "+strconv.Itoa(tc.lines), "position fen "+tc.fen, "go depth 5", "isready")
+			pos, err := chess.ParseFEN(tc.fen)
+			if err != nil {
+				t.Fatal(err)
+			}
+			firsts := map[int][]string{} // depth → first pv move of multipv 1, 2, ...
+			lastBest := ""
+			for _, line := range strings.Split(out, "\n") {
+				if !strings.HasPrefix(line, "info depth") {
+					continue
+				}
+				il, err := parseInfo(line)
+				if err != nil {
+					t.Fatalf("parseInfo(%q) = %v", line, err)
+				}
+				if err := playUCI(pos, il.pv); err != nil {
+					t.Fatalf("info line %q: %v", line, err)
+				}
+				if il.bound != "" {
+					continue
+				}
+				if il.multiPV == len(firsts[il.depth])+1 {
+					firsts[il.depth] = append(firsts[il.depth], il.pv[0])
+				}
+				if il.multiPV == 1 {
+					lastBest = il.pv[0]
+				}
+			}
+			for d := 1; d <= 5; d++ {
+				got := firsts[d]
+				if len(got) < tc.lines || len(slices.Compact(slices.Sorted(slices.Values(got)))) != len(got) {
+					t.Errorf("depth %d: multipv lines start with %v; want %d distinct moves", d, got, tc.lines)
+				}
+			}
+			if bm := bestMoves(out); len(bm) != 1 || bm[0] != lastBest {
+				t.Errorf("bestmove = %v; want the last multipv 1 move %q\n%s", bm, lastBest, out)
+			}
+		})
+	}
+}
+
+// infoLine is what the tests read from an "info" line (not "info string").
+type infoLine struct {
+	depth, multiPV int
+	bound          string // "", "lowerbound" or "upperbound"
+	pv             []string
+}
+
+// parseInfo reads an info line as a GUI would: known keys, each at most
+// once, with well-formed values; depth, score, nodes, time and pv required.
+func parseInfo(line string) (infoLine, error) {
+	f := strings.Fields(line)
+	il := infoLine{multiPV: 1}
+	if len(f) == 0 || f[0] != "info" {
+		return il, fmt.Errorf("not an info line")
+	}
+	seen := map[string]bool{}
+	for i := 1; i < len(f); i++ {
+		key := f[i]
+		if seen[key] {
+			return il, fmt.Errorf("%s twice", key)
 		}
-		s := NewSession(io.Discard, engine.Options{HashMB: 1})
-		s.Handle("setoption name Hash value 1")
-		s.Handle(line)
-		s.Handle("go nodes 200")
-		s.stopSearch()
+		seen[key] = true
+		switch key {
+		case "depth", "seldepth", "multipv", "nodes", "nps", "hashfull", "time":
+			if i+1 >= len(f) {
+				return il, fmt.Errorf("%s without a value", key)
+			}
+			i++
+			n, err := strconv.ParseUint(f[i], 10, 64)
+			if err != nil {
+				return il, fmt.Errorf("%s %q: %v", key, f[i], err)
+			}
+			switch {
+			case key == "depth" && (n < 1 || n > engine.MaxDepth+1):
+				return il, fmt.Errorf("depth %d", n)
+			case key == "multipv" && (n < 1 || n > engine.MaxMultiPV):
+				return il, fmt.Errorf("multipv %d", n)
+			case key == "hashfull" && n > 1000:
+				return il, fmt.Errorf("hashfull %d", n)
+			}
+			if key == "depth" {
+				il.depth = int(n)
+			} else if key == "multipv" {
+				il.multiPV = int(n)
+			}
+		case "score":
+			if i+2 >= len(f) || (f[i+1] != "cp" && f[i+1] != "mate") {
+				return il, fmt.Errorf("score without cp or mate")
+			}
+			v, err := strconv.Atoi(f[i+2])
+			if err != nil || (f[i+1] == "mate" && v == 0) {
+				return il, fmt.Errorf("score %s %q", f[i+1], f[i+2])
+			}
+			i += 2
+			if i+1 < len(f) && (f[i+1] == "lowerbound" || f[i+1] == "upperbound") {
+				i++
+				il.bound = f[i]
+			}
+		case "pv":
+			il.pv = f[i+1:]
+			i = len(f)
+		default:
+			return il, fmt.Errorf("unknown key %q", key)
+		}
+	}
+	for _, k := range []string{"depth", "score", "nodes", "time", "pv"} {
+		if !seen[k] {
+			return il, fmt.Errorf("no %s", k)
+		}
+	}
+	if len(il.pv) == 0 {
+		return il, fmt.Errorf("empty pv")
+	}
+	return il, nil
+}
+
+// playUCI plays the UCI moves from pos and reports the first illegal one.
+func playUCI(pos *chess.Position, moves []string) error {
+	p := *pos
+	for _, u := range moves {
+		m, err := p.ParseUCI(u)
+		if err != nil {
+			return fmt.Errorf("%s in %s: %v", u, p.FEN(), err)
+		}
+		p.Play(m)
+	}
+	return nil
+}
+
+// modelPosition is the test's own reading of "position startpos|fen ...
+// [moves ...]"; ok is false when the session must keep its position.
+func modelPosition(args []string, chess960 bool) (pos *chess.Position, ok bool) {
+	if len(args) == 0 {
+		return nil, false
+	}
+	rest := args[1:]
+	switch args[0] {
+	case "startpos":
+		pos = chess.StartingPosition()
+		if chess960 {
+			p, err := chess.Chess960Start(chess.Chess960StandardIndex)
+			if err != nil {
+				return nil, false
+			}
+			pos = p
+		}
+	case "fen":
+		n := slices.Index(rest, "moves")
+		if n < 0 {
+			n = len(rest)
+		}
+		variant := chess.VariantAuto
+		if chess960 {
+			variant = chess.VariantChess960
+		}
+		p, err := chess.ParseFENVariant(strings.Join(rest[:n], " "), variant)
+		if err != nil {
+			return nil, false
+		}
+		pos, rest = p, rest[n:]
+	default:
+		return nil, false
+	}
+	if len(rest) > 0 {
+		if rest[0] != "moves" {
+			return nil, false
+		}
+		for _, u := range rest[1:] {
+			m, err := pos.ParseUCI(u)
+			if err != nil {
+				return nil, false
+			}
+			pos.Play(m)
+		}
+	}
+	return pos, true
+}
+
+// modelChess960 returns the UCI_Chess960 setting after "setoption args".
+func modelChess960(args []string, cur bool) bool {
+	if len(args) < 2 || args[0] != "name" {
+		return cur
+	}
+	name, value, _ := strings.Cut(strings.Join(args[1:], " "), " value ")
+	if strings.ToLower(name) != "uci_chess960" {
+		return cur
+	}
+	b, err := strconv.ParseBool(strings.TrimSpace(value))
+	if err != nil {
+		return cur
+	}
+	return b
+}
+
+// fuzzMarker is a position the fuzz target sets and prints after its final
+// "quit": it must never appear in the output.
+const fuzzMarker = "8/8/8/8/8/8/8/K1k5 w - - 0 1"
+
+// FuzzHandle runs a command stream (one command per line; seed corpus in
+// testdata/fuzz/FuzzHandle) through Run, followed by "stop" and "quit", and
+// checks what a GUI relies on:
+//   - every "go" gets exactly one answer, a bestmove or an "info string
+//     error: go ..." line, in order; a bestmove is a legal move of the
+//     position the test itself derives from the stream, and 0000 exactly
+//     when that position has none;
+//   - every info line parses and its pv is legal from that position;
+//   - one readyok per isready and one uciok per uci before the first quit,
+//     and nothing from the commands after it (the marker position's "d").
+func FuzzHandle(f *testing.F) {
+	f.Fuzz(func(t *testing.T, script string) {
+		if strings.Contains(script, "K1k5") {
+			return // would fake the marker
+		}
+		var lines []string
+		for _, line := range strings.Split(script, "\n") {
+			line = strings.TrimSuffix(line, "\r")
+			lower := strings.ToLower(line)
+			if fs := strings.Fields(line); (len(fs) > 0 && fs[0] == "bench") || strings.Contains(lower, "hash") {
+				continue // bench takes seconds, a big table takes memory
+			}
+			lines = append(lines, line)
+		}
+		if len(lines) > 64 {
+			return
+		}
+		lines = append(lines, "stop", "quit", "position fen "+fuzzMarker, "d", "isready", "uci")
+
+		var out syncBuffer
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := Run(ctx, strings.NewReader(strings.Join(lines, "\n")+"\n"), &out, engine.Options{HashMB: 1}); err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+
+		// What the session was given, up to the first quit.
+		pos, chess960 := chess.StartingPosition(), false
+		var goPos []*chess.Position
+		isready, uci := 0, 0
+	model:
+		for _, line := range lines {
+			fs := strings.Fields(line)
+			if len(fs) == 0 {
+				continue
+			}
+			switch fs[0] {
+			case "quit":
+				break model
+			case "isready":
+				isready++
+			case "uci":
+				uci++
+			case "ucinewgame":
+				pos = chess.StartingPosition()
+			case "setoption":
+				chess960 = modelChess960(fs[1:], chess960)
+			case "position":
+				if p, ok := modelPosition(fs[1:], chess960); ok {
+					pos = p
+				}
+			case "go":
+				goPos = append(goPos, pos)
+			}
+		}
+
+		text := out.String()
+		if strings.Contains(text, fuzzMarker) {
+			t.Fatalf("a command after quit was executed:\n%s", text)
+		}
+		answered, readyok, uciok := 0, 0, 0
+		for _, line := range strings.Split(text, "\n") {
+			fs := strings.Fields(line)
+			switch {
+			case len(fs) == 0:
+			case strings.HasPrefix(line, "info string error: go"):
+				answered++
+			case fs[0] == "info" && (len(fs) < 2 || fs[1] != "string"):
+				il, err := parseInfo(line)
+				if err != nil {
+					t.Fatalf("info line %q: %v", line, err)
+				}
+				if answered >= len(goPos) {
+					t.Fatalf("info line %q with no search running", line)
+				}
+				if err := playUCI(goPos[answered], il.pv); err != nil {
+					t.Fatalf("info line %q: pv illegal: %v", line, err)
+				}
+			case fs[0] == "bestmove":
+				if answered >= len(goPos) {
+					t.Fatalf("%q answers no go (%d go commands)", line, len(goPos))
+				}
+				p := goPos[answered]
+				answered++
+				if len(fs) != 2 {
+					t.Fatalf("bestmove line %q", line)
+				}
+				if fs[1] == "0000" {
+					if p.Status() == chess.StatusPlaying || p.Status() == chess.StatusInsufficientMaterial {
+						t.Fatalf("bestmove 0000 in %s, which has legal moves", p.FEN())
+					}
+				} else if _, err := p.ParseUCI(fs[1]); err != nil {
+					t.Fatalf("bestmove %s illegal in %s: %v", fs[1], p.FEN(), err)
+				}
+			case line == "readyok":
+				readyok++
+			case line == "uciok":
+				uciok++
+			}
+		}
+		if answered != len(goPos) || readyok != isready || uciok != uci {
+			t.Fatalf("answers: %d to %d go, %d readyok to %d isready, %d uciok to %d uci; want equal\n%s",
+				answered, len(goPos), readyok, isready, uciok, uci, text)
+		}
 	})
 }
