@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 
@@ -142,4 +143,26 @@ func (d described) body() map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// Errors an adapter in front of the handler answers itself (the Lambda
+// adapter, before or around the handler).
+var (
+	ErrInternal    error = errInternal
+	ErrUnavailable error = errUnavailable
+	ErrBadBody     error = errBadBody
+	ErrBadPath     error = &apiError{Status: http.StatusBadRequest, Code: "invalid_path"}
+)
+
+// ErrorJSON is the response of err as the handler would write it, for a
+// request whose Accept-Language header is acceptLanguage: the status, the
+// JSON body and the Content-Language.
+func ErrorJSON(err error, acceptLanguage string) (status int, body []byte, lang string) {
+	l := NegotiateLang(acceptLanguage)
+	d := describe(err, l)
+	body, jerr := json.Marshal(d.body())
+	if jerr != nil {
+		return http.StatusInternalServerError, []byte(`{"error":{"code":"internal","message":"internal"}}`), l.String()
+	}
+	return d.Status, body, l.String()
 }

@@ -301,9 +301,12 @@ func (p *Position) RepetitionKey() string {
 // its FEN letter without the branches of Piece.Letter.
 const fenLetters = "?PNBRQK??pnbrqk?"
 
-// AppendRepetitionKey appends RepetitionKey to b. It walks the occupied
-// squares rank by rank, so empty runs cost nothing.
+// AppendRepetitionKey appends RepetitionKey to b. It writes the placement
+// into a fixed scratch array walking only the occupied squares, then
+// appends it at once: a replayed game writes one per move.
 func (p *Position) AppendRepetitionKey(b []byte) []byte {
+	var buf [72]byte // 64 squares + 7 slashes at most
+	n := 0
 	occupied := p.pieces[0]
 	for rank := 7; rank >= 0; rank-- {
 		row := uint8(occupied >> (8 * rank))
@@ -311,19 +314,24 @@ func (p *Position) AppendRepetitionKey(b []byte) []byte {
 		for row != 0 {
 			f := bits.TrailingZeros8(row)
 			if f > file {
-				b = append(b, byte('0'+f-file))
+				buf[n] = byte('0' + f - file)
+				n++
 			}
-			b = append(b, fenLetters[p.board[8*rank+f]&15])
+			buf[n] = fenLetters[p.board[8*rank+f]&15]
+			n++
 			row &= row - 1
 			file = f + 1
 		}
 		if file < 8 {
-			b = append(b, byte('0'+8-file))
+			buf[n] = byte('0' + 8 - file)
+			n++
 		}
 		if rank > 0 {
-			b = append(b, '/')
+			buf[n] = '/'
+			n++
 		}
 	}
+	b = append(b, buf[:n]...)
 	if p.side == White {
 		b = append(b, " w "...)
 	} else {

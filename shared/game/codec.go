@@ -8,24 +8,22 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
-	"runtime"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
-
-	"github.com/klauspost/compress/zstd"
+	"unsafe"
 
 	"chessapi/shared/chess"
 )
 
-// Stored form. Encode writes a format byte and then the JSON of
-// storedState followed by the logs (request ids, changes): the state
-// without anything that replaying the moves from the start position
+// Stored form. Encode writes a format byte and then the header (header.go),
+// the moves section and the logs (request ids, changes): the state without anything that replaying the moves from the start position
 // rebuilds (FEN, position history, claimable, each move's FEN, the
 // result's ranking). Moves, their SAN and their times are three compact
-// fields (space-separated UCI and SAN, time deltas). Anything past a
-// kilobyte is Zstandard-compressed. Decode replays the moves, which also
-// validates them.
+// columns of plain text. Decode replays the moves, which also validates
+// them, and still reads the forms earlier versions wrote (a JSON header,
+// storedState; DEFLATE-compressed).
 //
 // Decode also reads the plain JSON of a State (first byte '{'): stateVersion
 // 2 as json.Marshal writes it, or a version 1 ChessState of the earlier
@@ -33,17 +31,10 @@ import (
 
 // Format bytes of the stored form.
 const (
-	formatPlain   byte = 1 // JSON header, newline, request log
+	formatPlain   byte = 1 // JSON header, newline, moves, logs (read only: older records)
 	formatDeflate byte = 2 // the same, DEFLATE-compressed (read only: older records)
-	formatZstd    byte = 3 // the same, Zstandard-compressed
+	formatText    byte = 3 // text header (header.go), empty line, moves, logs
 )
-
-// compressAbove is the plain size from which Encode compresses. DynamoDB
-// bills writes per started kilobyte, and Zstandard at its fastest level
-// costs tens of microseconds for a long game (BenchmarkEncode300) while
-// saving about three quarters of the bytes, so anything past the first
-// kilobyte is worth compressing.
-const compressAbove = 1 << 10
 
 type storedState struct {
 	StateVersion  int            `json:"sv"`
@@ -78,84 +69,35 @@ type storedResult struct {
 	EndedAt int64        `json:"at"`
 }
 
-var (
-	// One encoder and decoder serve every goroutine (EncodeAll and
-	// DecodeAll are safe for concurrent use); their windows are small
-	// because a state is at most a few hundred kilobytes.
-	zstdEncoder, _ = zstd.NewWriter(nil,
-		zstd.WithEncoderLevel(zstd.SpeedFastest),
-		zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)),
-		zstd.WithLowerEncoderMem(true),
-		zstd.WithWindowSize(1<<20))
-	zstdDecoder, _ = zstd.NewReader(nil,
-		zstd.WithDecoderConcurrency(runtime.GOMAXPROCS(0)),
-		zstd.WithDecoderMaxMemory(maxStateJSON),
-		zstd.WithDecoderLowmem(true))
-	flateReaders = sync.Pool{New: func() any { return flate.NewReader(nil) }}
-)
+var flateReaders = sync.Pool{New: func() any { return flate.NewReader(nil) }}
 
-// Encode returns the stored form of s.
-func Encode(s *State) ([]byte, error) {
-	plain, err := encodePlain(s)
-	if err != nil {
-		return nil, err
-	}
-	return compress(plain)
-}
+// Encode returns the stored form of s. It is not compressed: stores that
+// pay by the byte compress what they store (shared/store/dynamostore).
+func Encode(s *State) ([]byte, error) { return encodePlain(s) }
 
-// encodePlain returns the uncompressed stored form (formatPlain).
+// encodePlain returns the stored form (formatPlain).
 func encodePlain(s *State) ([]byte, error) {
-	st := storedState{
-		StateVersion:  StateVersion,
-		GameID:        s.GameID,
-		Version:       s.Version,
-		CreatedAt:     s.CreatedAt,
-		Options:       storedOptions(s.Options),
-		Seats:         s.Seats,
-		Chess960Index: s.Chess960Index,
-		Phase:         s.Phase,
-		Clock:         s.Clock,
-		Undo:          s.Undo,
-		Draw:          s.Draw,
-		RNG:           s.RNG,
-		Rematch:       s.Rematch,
-	}
-	if derived, err := variantStartFEN(s.Options.Variant, s.Chess960Index); err != nil || derived != s.StartFEN {
-		st.StartFEN = s.StartFEN
-	}
-	if r := s.Result; r != nil {
-		st.Result = &storedResult{Winner: r.Winner, Reason: r.Reason, EndedAt: r.EndedAt}
-	}
-	js, err := json.Marshal(&st)
-	if err != nil {
-		return nil, fmt.Errorf("game: encode state: %w", err)
-	}
-	logBytes := 0
+	size := 1024
 	for _, c := range s.Changes {
-		logBytes += len(c.Events) + 32
+		size += len(c.Events) + 32
 	}
 	for _, r := range s.Requests {
 		for _, e := range r {
-			logBytes += len(e.ID) + len(e.Hash) + len(e.Events) + 32
+			size += len(e.ID) + len(e.Hash) + len(e.Events) + 32
 		}
 	}
-	plain := make([]byte, 0, len(js)+2+16*len(s.Moves)+logBytes)
-	plain = append(plain, formatPlain)
-	plain = append(plain, js...)
-	plain = appendMoves(append(plain, '\n'), s.Moves, s.CreatedAt)
+	for _, m := range s.Moves {
+		size += len(m.UCI) + len(m.SAN) + 8 // separators and a time delta
+	}
+	for _, seat := range s.Seats {
+		size += len(seat.PlayerID) + len(seat.Name) + len(seat.TokenHash)
+	}
+	plain := make([]byte, 0, size)
+	plain = append(plain, formatText)
+	plain = appendHeader(plain, s)
+	plain = appendMoves(plain, s.Moves, s.CreatedAt)
 	plain = appendLogs(plain, &s.Requests, s.Changes)
 	return plain, nil
-}
-
-// compress returns plain (formatPlain) as is when it is small, else its
-// compressed form.
-func compress(plain []byte) ([]byte, error) {
-	if len(plain) <= compressAbove {
-		return plain, nil
-	}
-	out := make([]byte, 1, len(plain)/3+64)
-	out[0] = formatZstd
-	return zstdEncoder.EncodeAll(plain[1:], out), nil
 }
 
 // The logs follow the JSON, one entry after another, without any JSON to
@@ -281,7 +223,9 @@ func parseMoves(b []byte, createdAt int64) (moveColumns, []byte, error) {
 	if !ok || n[0] <= 0 || n[1] < 0 || n[2] < 0 || n[3] < 0 || n[1]+n[2]+n[3] > int64(len(rest)) || n[0] > int64(len(rest)) {
 		return moveColumns{}, nil, &DecodeError{Reason: "moves section"}
 	}
-	cols := moveColumns{n: int(n[0]), ucis: string(rest[:n[1]]), sans: string(rest[n[1] : n[1]+n[2]])}
+	// The buffer is the decoder's own and never written again: the
+	// columns (and every move's UCI and SAN, substrings of them) share it.
+	cols := moveColumns{n: int(n[0]), ucis: bytesString(rest[:n[1]]), sans: bytesString(rest[n[1] : n[1]+n[2]])}
 	times := rest[n[1]+n[2] : n[1]+n[2]+n[3]]
 	ats, err := parseTimes(times, cols.n, createdAt)
 	if err != nil {
@@ -296,19 +240,48 @@ func parseTimes(b []byte, n int, createdAt int64) ([]int64, error) {
 	ats := make([]int64, n)
 	prev := createdAt
 	for i := range n {
-		end := bytes.IndexByte(b, ' ')
-		if end < 0 {
-			end = len(b)
-		}
-		d, err := strconv.ParseInt(string(b[:end]), 10, 64)
-		if err != nil || (i == n-1) != (end == len(b)) {
-			return nil, &DecodeError{Reason: "move times", Err: err}
+		d, rest, ok := parseDecimal(b)
+		last := i == n-1
+		if !ok || (last && len(rest) != 0) || (!last && (len(rest) == 0 || rest[0] != ' ')) {
+			return nil, &DecodeError{Reason: "move times"}
 		}
 		prev += d
 		ats[i] = prev
-		b = b[min(end+1, len(b)):]
+		b = rest
+		if !last {
+			b = rest[1:]
+		}
 	}
 	return ats, nil
+}
+
+// parseDecimal reads an optionally negative decimal int64 from the front of
+// b (false for no digits or one that does not fit).
+func parseDecimal(b []byte) (int64, []byte, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	var v uint64
+	i := 0
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		d := uint64(b[i] - '0')
+		if v > (math.MaxUint64-d)/10 {
+			return 0, nil, false
+		}
+		v = v*10 + d
+	}
+	limit := uint64(math.MaxInt64)
+	if neg {
+		limit++ // -9223372036854775808
+	}
+	if i == 0 || v > limit {
+		return 0, nil, false
+	}
+	if neg {
+		return -int64(v), b[i:], true
+	}
+	return int64(v), b[i:], true
 }
 
 // nextToken splits the first space-separated token off s.
@@ -350,10 +323,18 @@ func logNumbers(b []byte, n int) ([5]int64, []byte, bool) {
 	return out, b, true
 }
 
-// parseLogs reads the logs section. The entries' bytes are slices of one
-// private copy of b: the caller's buffer may be reused.
+// bytesString is b as a string without a copy. Only for the buffer Decode
+// has taken over, which nobody writes again.
+func bytesString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// parseLogs reads the logs section. The entries' bytes are slices of b,
+// which Decode has taken over.
 func parseLogs(b []byte, requests *PerColor[[]AppliedRequest], changes *[]Change) error {
-	b = bytes.Clone(b)
 	type link struct{ seat, index int }
 	var links []link // 'r' entries, whose events come from the change log
 	for len(b) > 0 {
@@ -383,7 +364,7 @@ func parseLogs(b []byte, requests *PerColor[[]AppliedRequest], changes *[]Change
 			if tag == 'r' {
 				links = append(links, link{seat, len(requests[seat])})
 			}
-			requests[seat] = append(requests[seat], AppliedRequest{ID: string(id), Version: n[1], Hash: string(hash), Events: json.RawMessage(rest[n[2]+n[3] : end : end])})
+			requests[seat] = append(requests[seat], AppliedRequest{ID: bytesString(id), Version: n[1], Hash: bytesString(hash), Events: json.RawMessage(rest[n[2]+n[3] : end : end])})
 			b = rest[end:]
 		case tag >= '0' && tag <= '9':
 			n, rest, ok := logNumbers(b, 4)
@@ -391,7 +372,7 @@ func parseLogs(b []byte, requests *PerColor[[]AppliedRequest], changes *[]Change
 				return &DecodeError{Reason: "request log entry"}
 			}
 			events := rest[n[2] : n[2]+n[3] : n[2]+n[3]]
-			requests[n[0]] = append(requests[n[0]], AppliedRequest{ID: string(rest[:n[2]]), Version: n[1], Events: json.RawMessage(events)})
+			requests[n[0]] = append(requests[n[0]], AppliedRequest{ID: bytesString(rest[:n[2]]), Version: n[1], Events: json.RawMessage(events)})
 			b = rest[n[2]+n[3]:]
 		default:
 			return &DecodeError{Reason: "log entry tag"}
@@ -416,7 +397,9 @@ func parseLogs(b []byte, requests *PerColor[[]AppliedRequest], changes *[]Change
 const maxStateJSON = 8 << 20
 
 // Decode reads a stored state (Encode's form, or plain State JSON of version
-// 1 or 2) and rebuilds everything derived by replaying the moves. Bytes that
+// 1 or 2) and rebuilds everything derived by replaying the moves. The state
+// keeps slices and strings of data (its moves and logs are read in place),
+// so Decode takes data over: the caller must not modify it afterwards. Bytes that
 // are not a valid state give a *DecodeError. A migrated version 1 state has
 // no GameID or Version (version 1 records kept them outside the state): the
 // caller sets both from its record.
@@ -425,17 +408,10 @@ func Decode(data []byte) (*State, error) {
 		return nil, &DecodeError{Reason: "empty"}
 	}
 	switch data[0] {
+	case formatText:
+		return decodeText(data[1:])
 	case formatPlain:
 		return decodeStored(data[1:])
-	case formatZstd:
-		js, err := zstdDecoder.DecodeAll(data[1:], make([]byte, 0, 4*len(data)))
-		if err != nil {
-			return nil, &DecodeError{Reason: "zstd", Err: err}
-		}
-		if len(js) > maxStateJSON {
-			return nil, &DecodeError{Reason: "state too large"}
-		}
-		return decodeStored(js)
 	case formatDeflate:
 		r := flateReaders.Get().(io.ReadCloser)
 		defer flateReaders.Put(r)
@@ -456,6 +432,41 @@ func Decode(data []byte) (*State, error) {
 	return nil, &DecodeError{Reason: fmt.Sprintf("unknown format byte %#x", data[0])}
 }
 
+// decodeText reads formatText: the header, the moves section, the logs.
+func decodeText(data []byte) (*State, error) {
+	s := &State{}
+	rest, err := parseHeader(data, s)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Options.validate(); err != nil {
+		return nil, &DecodeError{Reason: "options", Err: err}
+	}
+	if s.StateVersion != StateVersion {
+		return nil, &DecodeError{Reason: fmt.Sprintf("stored form has state version %d", s.StateVersion)}
+	}
+	if s.StartFEN == "" {
+		fen, err := variantStartFEN(s.Options.Variant, s.Chess960Index)
+		if err != nil {
+			return nil, &DecodeError{Reason: "start position", Err: err}
+		}
+		s.StartFEN = fen
+	}
+	cols, rest, err := parseMoves(rest, s.CreatedAt)
+	if err != nil {
+		return nil, err
+	}
+	if err := parseLogs(rest, &s.Requests, &s.Changes); err != nil {
+		return nil, err
+	}
+	if err := s.rebuild(cols); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// decodeStored reads formatPlain, the form with a JSON header that earlier
+// versions wrote.
 func decodeStored(data []byte) (*State, error) {
 	js, log, ok := bytes.Cut(data, []byte{'\n'})
 	if !ok {
@@ -538,6 +549,11 @@ func variantStartFEN(v Variant, index *int) (string, error) {
 	return chess.Chess960StartFEN(*index)
 }
 
+// maxFENLen is room for one FEN in a replay's buffer: a game's FENs are
+// 40 to 75 bytes, most under 70 (the buffer grows in the rare case it
+// must).
+const maxFENLen = 72
+
 // rebuild replays the moves from StartFEN, setting Moves, FEN, the live
 // position and its hash history, and Claimable, completes Result from its
 // winner and reason, and checks that the rest of the state is consistent,
@@ -555,10 +571,11 @@ func (s *State) rebuild(cols moveColumns) error {
 	s.Moves = make([]MoveRecord, n, n+1)
 	s.hashes = make([]uint64, 1, n+2)
 	s.hashes[0] = pos.Hash()
-	// Every FEN goes into one buffer that becomes one string: one
-	// allocation for the whole game instead of one per move.
-	fens := make([]byte, 0, n*64)
-	ends := make([]int, n)
+	// Every FEN goes into one buffer; each move's FENAfter is a string
+	// over its bytes, which are never written again (an append past the
+	// capacity moves on to a new array and leaves the old one as it is):
+	// one allocation for the whole game instead of one per move.
+	fens := make([]byte, 0, n*maxFENLen)
 	ucis, sans := cols.ucis, cols.sans
 	for i := range n {
 		var u, san string
@@ -585,18 +602,13 @@ func (s *State) rebuild(cols moveColumns) error {
 			rec.SAN = pos.SAN(m)
 		}
 		pos.Play(m)
+		start := len(fens)
 		fens = pos.AppendFEN(fens)
-		ends[i] = len(fens)
+		rec.FENAfter = unsafe.String(&fens[start], len(fens)-start)
 		s.hashes = append(s.hashes, pos.Hash())
 	}
 	if ucis != "" || sans != "" {
 		return &DecodeError{Reason: "more move text than moves"}
-	}
-	all := string(fens)
-	start := 0
-	for i := range s.Moves {
-		s.Moves[i].FENAfter = all[start:ends[i]]
-		start = ends[i]
 	}
 	s.pos = *pos
 	s.FEN = s.StartFEN

@@ -75,8 +75,8 @@ func TestEncodedSize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b[0] != formatZstd || len(b) > 40<<10 {
-		t.Errorf("1,000-ply game: format %d, %d bytes; want compressed, well under 100 KB", b[0], len(b))
+	if b[0] != formatText || len(b) > 40<<10 {
+		t.Errorf("1,000-ply game: format %d, %d bytes; want the plain form, well under 100 KB", b[0], len(b))
 	}
 	got, err := Decode(b)
 	if err != nil {
@@ -128,9 +128,7 @@ func longGame(t testing.TB, plies int) *State {
 func fmtID(ply int) string { return fmt.Sprintf("%08x-4b5a-4978-8796-%012x", ply, ply*7919) }
 
 func TestDecodeErrors(t *testing.T) {
-	// The plain form, whatever Encode would compress, so the corruptions
-	// below can find their text.
-	good, err := encodePlain(play(t, newGame(t, DefaultOptions()), 1000, "e2e4"))
+	good, err := Encode(play(t, newGame(t, DefaultOptions()), 1000, "e2e4"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,18 +143,22 @@ func TestDecodeErrors(t *testing.T) {
 		"unknown format":      {9, '{', '}'},
 		"truncated":           good[:len(good)/2],
 		"no log section":      append([]byte{formatPlain}, `{"sv":2}`...),
+		"header unterminated": []byte{formatText, 's', 'v', ' ', '2', '\n'},
+		"header unknown key":  corrupt("rng ", "rnd "),
+		"header missing key":  corrupt("rng 7\n", ""),
+		"header repeated key": corrupt("rng 7\n", "rng 7\nrng 8\n"),
+		"header bad number":   corrupt("\nv 3\n", "\nv x\n"),
 		"bad deflate":         {formatDeflate, 0xff, 0x00},
-		"bad zstd":            {formatZstd, 0x28, 0xb5, 0x2f, 0xfd, 0xff},
 		"illegal move":        corrupt(`M1 4 2 4:e2e4`, `M1 4 2 4:e2e5`),
 		"move count mismatch": corrupt(`M1 4 2 4:e2e4e4`, `M1 9 2 4:e2e4 e7e5e4`),
 		"moves section short": corrupt(`M1 4 2 4:`, `M2 4 2 4:`),
 		"bad move time":       corrupt(`M1 4 2 4:e2e4e41000`, `M1 4 2 4:e2e4e4x000`),
 		"bad change log":      corrupt(`c2 `, `c9 `),
 		"bad log tag":         corrupt(`c1 `, `z1 `),
-		"bad option":          corrupt(`"drawMode":"auto"`, `"drawMode":"never"`),
-		"unknown phase":       corrupt(`"p":"playing"`, `"p":"paused"`),
-		"finished no result":  corrupt(`"p":"playing"`, `"p":"finished"`),
-		"state version":       corrupt(`"sv":2`, `"sv":3`),
+		"bad option":          corrupt("o.drawMode auto", "o.drawMode never"),
+		"unknown phase":       corrupt("p playing", "p paused"),
+		"finished no result":  corrupt("p playing", "p finished"),
+		"state version":       corrupt("sv 2", "sv 3"),
 		"json v9":             []byte(`{"stateVersion":9}`),
 		"json garbage":        []byte(`{"stateVersion":`),
 		"v1 bad fen":          []byte(`{"options":{},"players":{"white":"a","black":"b"},"startFen":"8/8/8/8/8/8/8/8 w - - 0 1","phase":"playing"}`),
@@ -309,13 +311,60 @@ func hashCount(hashes []uint64, h uint64) int {
 // TestDecodeOlderForms reads the stored forms earlier versions wrote: a
 // DEFLATE-compressed record, and request-log entries without a tag or a
 // fingerprint (and no change log).
-func TestDecodeOlderForms(t *testing.T) {
-	s := longGame(t, 120)
-	plain, err := encodePlain(s)
+// jsonHeaderForm is the stored form earlier versions wrote (formatPlain):
+// the JSON header (storedState) then, when movesInJSON is false, the moves
+// section, then the logs; with movesInJSON the moves are in the header
+// (the form before the moves section) and log is what follows.
+func jsonHeaderForm(t *testing.T, s *State, movesInJSON bool, log []byte) []byte {
+	t.Helper()
+	st := storedState{
+		StateVersion: StateVersion, GameID: s.GameID, Version: s.Version, CreatedAt: s.CreatedAt,
+		Options: storedOptions(s.Options), Seats: s.Seats, Chess960Index: s.Chess960Index, Phase: s.Phase,
+		Clock: s.Clock, Undo: s.Undo, Draw: s.Draw, RNG: s.RNG, Rematch: s.Rematch,
+	}
+	if derived, err := variantStartFEN(s.Options.Variant, s.Chess960Index); err != nil || derived != s.StartFEN {
+		st.StartFEN = s.StartFEN
+	}
+	if r := s.Result; r != nil {
+		st.Result = &storedResult{Winner: r.Winner, Reason: r.Reason, EndedAt: r.EndedAt}
+	}
+	var moves []byte
+	if movesInJSON {
+		var ucis, sans, times []string
+		prev := s.CreatedAt
+		for _, m := range s.Moves {
+			ucis, sans, times = append(ucis, m.UCI), append(sans, m.SAN), append(times, fmt.Sprint(m.At-prev))
+			prev = m.At
+		}
+		st.Moves, st.SANs, st.MoveDeltas = strings.Join(ucis, " "), strings.Join(sans, " "), strings.Join(times, " ")
+	} else {
+		moves = appendMoves(nil, s.Moves, s.CreatedAt)
+	}
+	js, err := json.Marshal(&st)
 	if err != nil {
 		t.Fatal(err)
 	}
+	out := append([]byte{formatPlain}, js...)
+	out = append(append(out, '\n'), moves...)
+	return append(out, log...)
+}
+
+// TestDecodeOlderForms reads the stored forms earlier versions wrote: the
+// JSON header with the moves section, the JSON header with the moves in
+// it, DEFLATE-compressed, and request-log entries without a tag or a
+// fingerprint (and no change log).
+func TestDecodeOlderForms(t *testing.T) {
+	s := longGame(t, 120)
+	logs := appendLogs(nil, &s.Requests, s.Changes)
+	t.Run("JSON header", func(t *testing.T) {
+		got, err := Decode(jsonHeaderForm(t, s, false, logs))
+		if err != nil {
+			t.Fatalf("Decode(JSON header) = %v", err)
+		}
+		assertSameState(t, got, s, "JSON header")
+	})
 	t.Run("deflate", func(t *testing.T) {
+		plain := jsonHeaderForm(t, s, false, logs)
 		var buf bytes.Buffer
 		buf.WriteByte(formatDeflate)
 		w, _ := flate.NewWriter(&buf, flate.BestSpeed)
@@ -328,38 +377,20 @@ func TestDecodeOlderForms(t *testing.T) {
 		assertSameState(t, got, s, "deflate record")
 	})
 	t.Run("moves in the JSON header", func(t *testing.T) {
-		head, rest, _ := bytes.Cut(plain, []byte{'\n'})
-		cols, logs, err := parseMoves(rest, s.CreatedAt)
-		if err != nil || cols.n != s.Ply() {
-			t.Fatalf("parseMoves = %d moves, %v", cols.n, err)
-		}
-		var times []string
-		prev := s.CreatedAt
-		for _, m := range s.Moves {
-			times = append(times, fmt.Sprint(m.At-prev))
-			prev = m.At
-		}
-		extra := fmt.Sprintf(`,"m":%q,"san":%q,"mt":%q}`, cols.ucis, cols.sans, strings.Join(times, " "))
-		old := append(bytes.Clone(bytes.TrimSuffix(head, []byte("}"))), extra...)
-		got, err := Decode(append(append(old, '\n'), logs...))
+		got, err := Decode(jsonHeaderForm(t, s, true, logs))
 		if err != nil {
 			t.Fatalf("Decode(moves in JSON) = %v", err)
 		}
 		assertSameState(t, got, s, "moves in the JSON header")
 	})
 	t.Run("untagged request log", func(t *testing.T) {
-		bare := s.clone()
-		bare.Changes, bare.Requests = nil, PerColor[[]AppliedRequest]{}
-		log, err := encodePlain(bare)
-		if err != nil {
-			t.Fatal(err)
-		}
+		var log []byte
 		for c, entries := range s.Requests {
 			for _, r := range entries {
 				log = fmt.Appendf(log, "%d %d %d %d:%s%s", c, r.Version, len(r.ID), len(r.Events), r.ID, r.Events)
 			}
 		}
-		got, err := Decode(log)
+		got, err := Decode(jsonHeaderForm(t, s, true, log))
 		if err != nil {
 			t.Fatalf("Decode(untagged log) = %v", err)
 		}

@@ -3,14 +3,14 @@ package lambdafn
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/url"
 	"runtime/debug"
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"chessapi/shared/api"
 )
 
 // defaultStage is the HTTP API stage whose URLs carry no stage prefix.
@@ -26,20 +26,20 @@ const defaultStage = "$default"
 func (a *App) HandleHTTP(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (resp events.APIGatewayV2HTTPResponse, _ error) {
 	if a.httpProxy == nil {
 		a.log.Error("HTTP event sent to a function that serves no HTTP", "routeKey", ev.RouteKey)
-		return errorResponse(http.StatusInternalServerError, "internal", msgInternal), nil
+		return errorResponse(ev, api.ErrInternal), nil
 	}
 	defer func() {
 		// The API handler recovers its own panics; this catches the
 		// adapter's, so even those become an HTTP answer.
 		if v := recover(); v != nil {
 			a.log.Error("panic in the API Gateway adapter", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			resp = errorResponse(http.StatusInternalServerError, "internal", msgInternal)
+			resp = errorResponse(ev, api.ErrInternal)
 		}
 	}()
 	ev = StripStage(ev)
-	if code, msg := checkRequest(ev); code != "" {
-		a.log.Info("malformed API Gateway request", "routeKey", ev.RouteKey, "path", ev.RawPath, "code", code)
-		return errorResponse(http.StatusBadRequest, code, msg), nil
+	if err := checkRequest(ev); err != nil {
+		a.log.Info("malformed API Gateway request", "routeKey", ev.RouteKey, "path", ev.RawPath, "err", err)
+		return errorResponse(ev, err), nil
 	}
 	resp, err := a.httpProxy.ProxyWithContext(ctx, ev)
 	if err != nil {
@@ -47,10 +47,10 @@ func (a *App) HandleHTTP(ctx context.Context, ev events.APIGatewayV2HTTPRequest)
 		// request's context is done (here: the function's deadline).
 		if ctx.Err() != nil {
 			a.log.Warn("request ran out of time", "routeKey", ev.RouteKey, "err", ctx.Err())
-			return errorResponse(http.StatusServiceUnavailable, "unavailable", msgUnavailable), nil
+			return errorResponse(ev, api.ErrUnavailable), nil
 		}
 		a.log.Error("API Gateway adapter failed", "routeKey", ev.RouteKey, "err", err)
-		return errorResponse(http.StatusInternalServerError, "internal", msgInternal), nil
+		return errorResponse(ev, api.ErrInternal), nil
 	}
 	return resp, nil
 }
@@ -82,10 +82,10 @@ func StripStage(ev events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPReques
 // checkRequest finds what would make the adapter fail to build the
 // http.Request from the client's input: a body that is not the base64 it
 // claims to be, or a path and query that are not a valid request URI.
-func checkRequest(ev events.APIGatewayV2HTTPRequest) (code, message string) {
+func checkRequest(ev events.APIGatewayV2HTTPRequest) error {
 	if ev.IsBase64Encoded {
 		if _, err := base64.StdEncoding.DecodeString(ev.Body); err != nil {
-			return "invalid_body", msgBadBody
+			return api.ErrBadBody
 		}
 	}
 	path := ev.RawPath
@@ -100,27 +100,32 @@ func checkRequest(ev events.APIGatewayV2HTTPRequest) (code, message string) {
 		uri += "?" + ev.RawQueryString
 	}
 	if _, err := url.ParseRequestURI(uri); err != nil {
-		return "invalid_path", msgBadPath
+		return api.ErrBadPath
 	}
-	return "", ""
+	return nil
 }
 
-// Messages of the errors answered here rather than by the API handler, in
-// its words (Korean, as every message of the API).
-const (
-	msgInternal    = "서버에 문제가 생겼어요. 잠시 후 다시 시도해 주세요"
-	msgUnavailable = "지금은 요청을 처리할 수 없어요. 잠시 후 다시 시도해 주세요"
-	msgBadBody     = "요청 본문을 읽을 수 없어요"
-	msgBadPath     = "요청 주소를 읽을 수 없어요"
-)
-
-// errorResponse is the API's JSON error {"error":{"code","message"}}.
-func errorResponse(status int, code, message string) events.APIGatewayV2HTTPResponse {
-	// Marshalling a map of strings cannot fail.
-	body, _ := json.Marshal(map[string]any{"error": map[string]string{"code": code, "message": message}})
+// errorResponse is the API's JSON error for err, worded in the request's
+// language by the edge's one error table.
+func errorResponse(ev events.APIGatewayV2HTTPRequest, err error) events.APIGatewayV2HTTPResponse {
+	status, body, lang := api.ErrorJSON(err, header(ev.Headers, "accept-language"))
 	return events.APIGatewayV2HTTPResponse{
 		StatusCode: status,
-		Headers:    map[string]string{"Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-store"},
+		Headers:    map[string]string{"Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-store", "Content-Language": lang},
 		Body:       string(body),
 	}
+}
+
+// header is a request header by its lower-case name (HTTP API v2 events
+// carry lower-case names; any case is accepted).
+func header(h map[string]string, name string) string {
+	if v, ok := h[name]; ok {
+		return v
+	}
+	for k, v := range h {
+		if strings.EqualFold(k, name) {
+			return v
+		}
+	}
+	return ""
 }

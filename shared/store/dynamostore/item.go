@@ -17,7 +17,9 @@ import (
 //	gameId        S  partition key
 //	version       N  optimistic-concurrency counter (1 at creation)
 //	stateVersion  N  schema version of state
-//	state         B  the encoded game state (absent when empty)
+//	state         B  the encoded game state (absent when empty), compressed
+//	                 when it is larger than a kilobyte (compress.go)
+//	stateEncoding S  "zstd" when state is compressed (absent otherwise)
 //	deadline      N  epoch milliseconds, rounded up (absent when none)
 //	expiresAt     N  epoch seconds, rounded up; the table's TTL attribute
 //	                 (absent while the game is live)
@@ -26,6 +28,7 @@ const (
 	attrVersion      = "version"
 	attrStateVersion = "stateVersion"
 	attrState        = "state"
+	attrEncoding     = "stateEncoding"
 	attrDeadline     = "deadline"
 	attrExpiresAt    = "expiresAt"
 )
@@ -52,7 +55,11 @@ func encodeItem(rec service.GameRecord) map[string]types.AttributeValue {
 	// Empty binary values are refused by some DynamoDB implementations, so
 	// an empty state is stored as an absent attribute.
 	if len(rec.State) > 0 {
-		item[attrState] = &types.AttributeValueMemberB{Value: rec.State}
+		stored, encoding := compressState(rec.State)
+		item[attrState] = &types.AttributeValueMemberB{Value: stored}
+		if encoding != "" {
+			item[attrEncoding] = &types.AttributeValueMemberS{Value: encoding}
+		}
 	}
 	if !rec.Deadline.IsZero() {
 		item[attrDeadline] = number(service.DeadlineMillis(rec.Deadline))
@@ -100,7 +107,19 @@ func decodeItem(item map[string]types.AttributeValue) (service.GameRecord, error
 		if !ok {
 			return fail(attrState, "not binary")
 		}
-		rec.State = state.Value
+		var encoding string
+		if e, found := item[attrEncoding]; found {
+			s, ok := e.(*types.AttributeValueMemberS)
+			if !ok {
+				return fail(attrEncoding, "not a string")
+			}
+			encoding = s.Value
+		}
+		plain, err := decompressState(state.Value, encoding)
+		if err != nil {
+			return fail(attrState, err.Error())
+		}
+		rec.State = plain
 	}
 
 	ms, present, err := intAttr(item, attrDeadline)

@@ -2,7 +2,10 @@ package dynamostore
 
 import (
 	"bytes"
+	"errors"
 	"math"
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -92,4 +95,45 @@ func FuzzDecodeItem(f *testing.F) {
 			t.Fatalf("itemSize = %d, less than the state alone (%d)", size, len(rec.State))
 		}
 	})
+}
+
+// TestStateCompression: a state past a kilobyte is stored compressed and
+// marked, read back as it was; a small or incompressible one is stored as
+// it is; an unknown encoding is an ItemError.
+func TestStateCompression(t *testing.T) {
+	text := []byte(strings.Repeat(`{"type":"moved","color":"white","uci":"e2e4","san":"e4"}`, 100))
+	random := make([]byte, 4096)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range random {
+		random[i] = byte(rng.Uint32())
+	}
+	for _, tt := range []struct {
+		name       string
+		state      []byte
+		compressed bool
+	}{
+		{"small", []byte("{}"), false},
+		{"text", text, true},
+		{"incompressible", random, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := service.GameRecord{GameID: "g1", Version: 1, StateVersion: 2, State: tt.state}
+			item := encodeItem(rec)
+			_, marked := item[attrEncoding]
+			stored := item[attrState].(*types.AttributeValueMemberB).Value
+			if marked != tt.compressed || (tt.compressed && len(stored) >= len(tt.state)/4) {
+				t.Errorf("stored %d of %d bytes, marked %v; want compressed %v", len(stored), len(tt.state), marked, tt.compressed)
+			}
+			got, err := decodeItem(item)
+			if err != nil || !bytes.Equal(got.State, tt.state) {
+				t.Fatalf("decodeItem = %d bytes, %v; want the state back", len(got.State), err)
+			}
+		})
+	}
+	item := encodeItem(service.GameRecord{GameID: "g1", Version: 1, StateVersion: 2, State: text})
+	item[attrEncoding] = &types.AttributeValueMemberS{Value: "lz9"}
+	var ie *ItemError
+	if _, err := decodeItem(item); !errors.As(err, &ie) || ie.Attribute != attrState {
+		t.Errorf("decodeItem with encoding lz9 = %v; want an ItemError on %s", err, attrState)
+	}
 }

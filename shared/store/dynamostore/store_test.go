@@ -3,6 +3,7 @@ package dynamostore_test
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -125,7 +126,7 @@ func testItemSizeLimit(t *testing.T, endpoint string) {
 		Version:      1,
 		StateVersion: 1,
 		Deadline:     time.UnixMilli(1_800_000_000_000),
-		State:        make([]byte, dynamostore.MaxItemSize-overhead),
+		State:        incompressible(dynamostore.MaxItemSize - overhead),
 	}
 	if err := s.Create(ctx, rec); err != nil {
 		t.Fatalf("Create of an item of exactly %d bytes = %v; want nil", dynamostore.MaxItemSize, err)
@@ -133,7 +134,7 @@ func testItemSizeLimit(t *testing.T, endpoint string) {
 
 	over := rec
 	over.GameID = "limit2" // same length, one state byte more
-	over.State = make([]byte, dynamostore.MaxItemSize-overhead+1)
+	over.State = incompressible(dynamostore.MaxItemSize - overhead + 1)
 	err := s.Create(ctx, over)
 	var tooLarge *dynamostore.TooLargeError
 	if !errors.As(err, &tooLarge) || !errors.Is(err, service.ErrTooLarge) {
@@ -244,4 +245,15 @@ func TestEndpointFromEnvironment(t *testing.T) {
 	if _, err := s.Get(context.Background(), "env1"); err != nil {
 		t.Fatalf("Get through AWS_ENDPOINT_URL_DYNAMODB = %v; want nil", err)
 	}
+}
+
+// incompressible returns n random bytes (seeded): the adapter stores them
+// as they are, so the item has exactly the size the test computes.
+func incompressible(n int) []byte {
+	b := make([]byte, n)
+	rng := rand.New(rand.NewPCG(uint64(n), 1))
+	for i := range b {
+		b[i] = byte(rng.Uint32())
+	}
+	return b
 }
