@@ -77,7 +77,9 @@ const (
 // parseJSON parses body into a tree. An empty body is an empty object when
 // allowEmpty is set. Duplicate keys are reported with their path.
 func parseJSON(body []byte, allowEmpty bool) (*node, error) {
-	trimmed := bytes.TrimSpace(body)
+	// JSON's whitespace only (bytes.TrimSpace would also take \f, \v,
+	// U+0085, U+00A0 away and accept bodies that are not JSON).
+	trimmed := bytes.Trim(body, " \t\r\n")
 	if len(trimmed) == 0 {
 		if allowEmpty {
 			return &node{kind: kindObject}, nil

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -384,5 +386,83 @@ func TestAIPlaysWhiteFirst(t *testing.T) {
 	}
 	if len(v.Moves) != 1 || v.Turn != chess.Black || len(v.LegalMoves) == 0 {
 		t.Errorf("after the AI's first move: %d moves, turn %v, %d legal moves for the host", len(v.Moves), v.Turn, len(v.LegalMoves))
+	}
+}
+
+// TestChess960CastlingListedAlike: the same Chess960 position lists its
+// castling moves identically in the game view of the seat to move and in
+// the stateless rules answer (POST /v1/positions): both targets of
+// seeds/000 §9 (the rook's square and, when it is not an ordinary king
+// step, the g/c square), from the one listing of the game package.
+func TestChess960CastlingListedAlike(t *testing.T) {
+	const fen = "1r4kr/8/8/8/8/8/8/1R4KR w HBhb - 0 1" // king g1, rooks b1 and h1
+	bolt, err := boltstore.Open(filepath.Join(t.TempDir(), "games.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bolt.Close() })
+	f := newFixture(t, bolt)
+	ctx := t.Context()
+	host, err := f.svc.Create(ctx, service.CreateInput{Options: options(t, `{"variant":"chess960","colorAssignment":"hostWhite"}`), Player: service.PlayerInput{Name: "w"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Join(ctx, host.GameID, service.PlayerInput{Name: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	// Put the game on the position: rewrite its stored state with that
+	// start (the JSON form of a state is a stored form Decode reads).
+	rec, err := bolt.Get(ctx, host.GameID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := game.Decode(rec.State)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := json.Marshal(st)
+	var raw map[string]any
+	if err := json.Unmarshal(js, &raw); err != nil {
+		t.Fatal(err)
+	}
+	rec.Version++
+	raw["startFen"], raw["fen"], raw["chess960Index"], raw["moves"], raw["version"] = fen, fen, nil, []any{}, rec.Version
+	rec.State, _ = json.Marshal(raw)
+	if err := bolt.Update(ctx, rec, rec.Version-1); err != nil {
+		t.Fatal(err)
+	}
+
+	view, err := f.svc.Get(ctx, host.GameID, service.Caller{Token: host.Token}, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fenCopy := fen
+	ans, err := f.svc.Position(service.PositionInput{FEN: &fenCopy, Variant: chess.VariantChess960})
+	if err != nil {
+		t.Fatal(err)
+	}
+	castles := func(list []game.LegalMove) []game.LegalMove {
+		var out []game.LegalMove
+		for _, m := range list {
+			if m.Castle != "" {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	inView, inRules := castles(view.LegalMoves), castles(ans.LegalMoves)
+	if !reflect.DeepEqual(inView, inRules) {
+		t.Errorf("castling in the view = %+v;\non /v1/positions = %+v", inView, inRules)
+	}
+	// O-O by the rook's square only (the king stays on g1); O-O-O by b1
+	// and by c1.
+	var targets []string
+	for _, m := range inView {
+		targets = append(targets, m.Castle+":"+m.To+":"+m.UCI)
+	}
+	want := []string{"king:h1:g1h1", "queen:b1:g1b1", "queen:c1:g1b1"}
+	slices.Sort(targets)
+	if !slices.Equal(targets, want) {
+		t.Errorf("castling targets = %q; want %q", targets, want)
 	}
 }

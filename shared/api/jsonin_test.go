@@ -1,0 +1,206 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"chessapi/shared/game"
+)
+
+// The one strict decoder: every route refuses a repeated key at any depth
+// with the key's dotted path, unknown keys alike, and the same body means
+// the same answer on every route.
+
+func TestDuplicateKeysAnyDepth(t *testing.T) {
+	tests := []struct {
+		name   string
+		decode func([]byte) error
+		body   string
+		field  string
+	}{
+		{"positions top level", positionsDecoder, `{"fen":"8/8/8/8/8/8/8/K6k w - - 0 1","fen":"x"}`, "fen"},
+		{"ai move top level", bestMoveDecoder, `{"depth":2,"depth":3}`, "depth"},
+		{"create options", createDecoder, `{"options":{"drawMode":"fide","drawMode":"auto"}}`, "options.drawMode"},
+		{"create opponent", createDecoder, `{"opponent":{"type":"ai","type":"human"}}`, "opponent.type"},
+		{"create player", createDecoder, `{"player":{"name":"a","name":"b"}}`, "player.name"},
+		{"join player", joinDecoder, `{"player":{"id":"a","id":"b"}}`, "player.id"},
+		{"action top level", actionDecoder, `{"type":"resign","type":"move"}`, "type"},
+		{"action payload", actionDecoder, `{"type":"move","payload":{"uci":"e2e4","uci":"d2d4"}}`, "payload.uci"},
+		{"presence", presenceDecoder, `{"connected":true,"connected":false}`, "connected"},
+		{"inside an unknown field", createDecoder, `{"x":{"y":1,"y":2}}`, "x.y"},
+		{"inside an array", positionsDecoder, `{"moves":[{"a":1,"a":1}]}`, "moves.0.a"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.decode([]byte(tt.body))
+			d := describe(err, English)
+			if d.Status != http.StatusBadRequest || d.Code != "duplicate_field" || d.Field != tt.field {
+				t.Errorf("decode(%s) = %v → %d %s field %q; want 400 duplicate_field %q", tt.body, err, d.Status, d.Code, d.Field, tt.field)
+			}
+		})
+	}
+}
+
+// TestDuplicateKeyOverHTTP is the case that answered 200 before one
+// decoder read every body: {"fen":A,"fen":B} on /v1/positions.
+func TestDuplicateKeyOverHTTP(t *testing.T) {
+	a := newTestAPI(t)
+	body := `{"fen":"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1","fen":"4k3/8/8/8/8/8/8/4K3 w - - 0 1"}`
+	r := a.do("POST", "/v1/positions", "", body).expect(t, http.StatusBadRequest)
+	if code, field := r.errorCode(); code != "duplicate_field" || field != "fen" {
+		t.Errorf("duplicate fen: %q %q; want duplicate_field fen (%s)", code, field, r.body)
+	}
+}
+
+func TestUnknownFieldsAnyDepth(t *testing.T) {
+	tests := []struct {
+		name   string
+		decode func([]byte) error
+		body   string
+		field  string
+	}{
+		{"positions", positionsDecoder, `{"fen2":"x"}`, "fen2"},
+		{"ai move", bestMoveDecoder, `{"multipv":2}`, "multipv"},
+		{"create options", createDecoder, `{"options":{"speed":1}}`, "options.speed"},
+		{"create nested", createDecoder, `{"opponent":{"type":"human","colour":"white"}}`, "opponent.colour"},
+		{"action payload", actionDecoder, `{"type":"move","payload":{"uci":"e2e4","x":1}}`, "payload.x"},
+		{"action payload of another type", actionDecoder, `{"type":"move","payload":{"uci":"e2e4","accept":true}}`, "payload.accept"},
+		{"presence", presenceDecoder, `{"connected":true,"why":"wifi"}`, "why"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := describe(tt.decode([]byte(tt.body)), Korean)
+			if d.Status != http.StatusBadRequest || d.Code != "unknown_field" || d.Field != tt.field {
+				t.Errorf("decode(%s) → %d %s field %q; want 400 unknown_field %q", tt.body, d.Status, d.Code, d.Field, tt.field)
+			}
+		})
+	}
+}
+
+func positionsDecoder(b []byte) error { _, err := decodePositions(b); return err }
+func bestMoveDecoder(b []byte) error  { _, err := decodeBestMove(b); return err }
+func createDecoder(b []byte) error    { _, err := decodeCreate(b); return err }
+func joinDecoder(b []byte) error      { _, err := decodeJoin(b); return err }
+func actionDecoder(b []byte) error    { _, err := decodeAction(b); return err }
+func presenceDecoder(b []byte) error  { _, err := decodePresence(b); return err }
+
+// FuzzParseJSON: the strict reader never panics, accepts exactly the JSON
+// objects encoding/json accepts that have no repeated key (at any depth)
+// and are not nested deeper than the limit, and every refusal is a 400.
+func FuzzParseJSON(f *testing.F) {
+	for _, seed := range []string{`{}`, `{"a":1}`, `{"a":{"b":[1,{"c":null}]}}`, `{"a":1,"a":2}`, `[1]`, `{"a":"\u00e9"} x`, ``, `{"a":1e999}`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		root, err := parseJSON(body, false)
+		trimmed := bytes.Trim(body, " \t\r\n")
+		valid := json.Valid(body) && len(trimmed) > 0 && trimmed[0] == '{'
+		if err != nil {
+			if d := describe(err, English); d.Status != http.StatusBadRequest || d.Message == "" {
+				t.Fatalf("parseJSON(%q) = %v → %+v; want a 400 with a message", body, err, d)
+			}
+			var input *game.InputError
+			if valid && !errors.As(err, &input) && !strings.Contains(err.Error(), whyTooDeep) {
+				t.Fatalf("parseJSON(%q) refused valid JSON with %v (not a duplicate key)", body, err)
+			}
+			return
+		}
+		if !valid {
+			t.Fatalf("parseJSON(%q) accepted what encoding/json does not", body)
+		}
+		checkNoDuplicates(t, root)
+	})
+}
+
+func checkNoDuplicates(t *testing.T, n *node) {
+	seen := map[string]bool{}
+	for _, m := range n.members {
+		if seen[m.key] {
+			t.Fatalf("accepted a repeated key %q at %q", m.key, n.path)
+		}
+		seen[m.key] = true
+		checkNoDuplicates(t, m.value)
+	}
+	for _, item := range n.items {
+		checkNoDuplicates(t, item)
+	}
+}
+
+// FuzzDecodeRequests: every request decoder answers any body with a value
+// or a 400 (never a panic, never another status).
+func FuzzDecodeRequests(f *testing.F) {
+	for _, seed := range []string{`{"type":"move","payload":{"from":"e2","to":"e4"}}`, `{"options":{"undo":3}}`, `{"fen":"x","moves":["e2e4"]}`, `{"multiPv":3,"level":"max"}`} {
+		f.Add([]byte(seed))
+	}
+	decoders := []func([]byte) error{positionsDecoder, bestMoveDecoder, createDecoder, joinDecoder, actionDecoder, presenceDecoder}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		for i, decode := range decoders {
+			if err := decode(body); err != nil {
+				if d := describe(err, Korean); d.Status != http.StatusBadRequest || d.Message == "" {
+					t.Fatalf("decoder %d (%q) = %v → %+v; want a 400 with a message", i, body, err, d)
+				}
+			}
+		}
+	})
+}
+
+func TestParseBearer(t *testing.T) {
+	good := "st_" + strings.Repeat("Ab9_-", 8) + "xyz"
+	tests := []struct {
+		header string
+		token  string
+		ok     bool
+		bad    bool
+	}{
+		{"", "", false, false},
+		{"Bearer " + good, good, true, false},
+		{"bearer " + good, good, true, false},
+		{"Bearer  " + good + " ", good, true, false},
+		{"Bearer st_short", "", false, true},
+		{"Bearer " + good + " extra", "", false, true},
+		{"Basic " + good, "", false, true},
+		{"Bearer", "", false, true},
+		{good, "", false, true},
+		{"Bearer pt_" + good[3:], "", false, true}, // not an issued prefix (yet)
+		{"Bearer st_" + strings.Repeat("é", 43), "", false, true},
+	}
+	for _, tt := range tests {
+		token, ok, err := ParseBearer(tt.header)
+		if token != tt.token || ok != tt.ok || (err != nil) != tt.bad {
+			t.Errorf("ParseBearer(%q) = %q, %v, %v; want %q, %v, error %v", tt.header, token, ok, err, tt.token, tt.ok, tt.bad)
+		}
+		if tt.bad && describe(err, English).Status != http.StatusUnauthorized {
+			t.Errorf("ParseBearer(%q) error answers %d; want 401", tt.header, describe(err, English).Status)
+		}
+	}
+}
+
+// FuzzParseBearer: a header either holds one well-formed token (returned
+// as it appears in the header) or is refused with a 401; never a panic.
+func FuzzParseBearer(f *testing.F) {
+	for _, seed := range []string{"", "Bearer st_" + strings.Repeat("a", 43), "Bearer  x", "bearer\tst_", "Bearer " + strings.Repeat("\x00", 50)} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, header string) {
+		token, ok, err := ParseBearer(header)
+		switch {
+		case err != nil:
+			if ok || token != "" || describe(err, English).Status != http.StatusUnauthorized {
+				t.Fatalf("ParseBearer(%q) = %q, %v, %v; a refusal must be a bare 401", header, token, ok, err)
+			}
+		case ok:
+			if !wellFormedToken(token) || !strings.Contains(header, token) || !utf8.ValidString(token) {
+				t.Fatalf("ParseBearer(%q) accepted %q", header, token)
+			}
+		default:
+			if header != "" {
+				t.Fatalf("ParseBearer(%q) = no token, no error; only an empty header may", header)
+			}
+		}
+	})
+}
