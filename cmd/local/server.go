@@ -17,6 +17,7 @@ import (
 
 	"chessapi/shared/aiplayer"
 	"chessapi/shared/aitrigger/inprocess"
+	"chessapi/shared/api"
 	"chessapi/shared/app"
 	"chessapi/shared/schedule/localsched"
 	"chessapi/shared/service"
@@ -35,6 +36,8 @@ type config struct {
 	aiAPIKey       string
 	// now replaces the service clock (tests only; nil is time.Now).
 	now func() time.Time
+	// stream tunes the stream server (tests only).
+	stream api.StreamOptions
 }
 
 // run serves until ctx is cancelled, then shuts down gracefully: stop
@@ -48,6 +51,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger, ready chan<- string)
 		return err
 	}
 	defer closeStore()
+	store = withCrashHook(store)
 
 	var sched *localsched.Scheduler
 	var trigger *inprocess.Trigger
@@ -65,11 +69,13 @@ func run(ctx context.Context, cfg config, log *slog.Logger, ready chan<- string)
 			trigger = inprocess.New(run, inprocess.Options{Workers: cfg.engines, Logger: log})
 			return trigger, nil
 		},
-		Engine:   pool,
-		Effects:  service.EffectsInline,
-		AIAPIKey: cfg.aiAPIKey,
-		Logger:   log,
-		Now:      cfg.now,
+		Engine:        pool,
+		Effects:       service.EffectsInline,
+		Stream:        true,
+		StreamOptions: cfg.stream,
+		AIAPIKey:      cfg.aiAPIKey,
+		Logger:        log,
+		Now:           cfg.now,
 	})
 	if err != nil {
 		return err
@@ -114,6 +120,9 @@ func run(ctx context.Context, cfg config, log *slog.Logger, ready chan<- string)
 	log.Info("shutting down")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
+	// Stream clients are hijacked connections Shutdown does not close;
+	// they reconnect with afterVersion after the restart.
+	wired.Stream.Close()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		log.Warn("http shutdown", "err", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"chessapi/shared/aiplayer"
+	"chessapi/shared/internal/apispec"
 	"chessapi/shared/internal/fakeclock"
 	"chessapi/shared/service"
 	"chessapi/shared/store/boltstore"
@@ -83,24 +84,39 @@ type response struct {
 
 func (a *testAPI) do(method, path, token string, body any) response {
 	a.t.Helper()
-	var reader *bytes.Reader
+	var header http.Header
+	if token != "" {
+		header = http.Header{"Authorization": {"Bearer " + token}}
+	}
+	return a.doHeaders(method, path, header, body)
+}
+
+// doHeaders sends a request with the given headers (Authorization,
+// Accept-Language, X-Api-Key, ...) and decodes the answer. Every answer is
+// validated against openapi.yaml (status, headers, body), and a request the
+// API accepted (2xx) must be one openapi.yaml allows: a test that gets a
+// response the contract does not describe fails.
+func (a *testAPI) doHeaders(method, path string, header http.Header, body any) response {
+	a.t.Helper()
+	var data []byte
 	switch b := body.(type) {
 	case nil:
-		reader = bytes.NewReader(nil)
 	case string:
-		reader = bytes.NewReader([]byte(b))
+		data = []byte(b)
 	case []byte:
-		reader = bytes.NewReader(b)
+		data = b
 	default:
-		data, err := json.Marshal(b)
-		if err != nil {
+		var err error
+		if data, err = json.Marshal(b); err != nil {
 			a.t.Fatal(err)
 		}
-		reader = bytes.NewReader(data)
 	}
-	req := httptest.NewRequest(method, path, reader)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+	req := httptest.NewRequest(method, path, bytes.NewReader(data))
+	for k, vs := range header {
+		req.Header[http.CanonicalHeaderKey(k)] = vs
+	}
+	if len(data) > 0 && req.Header.Get("Content-Type") == "" {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	rec := httptest.NewRecorder()
 	a.handler.ServeHTTP(rec, req)
@@ -110,7 +126,23 @@ func (a *testAPI) do(method, path, token string, body any) response {
 			a.t.Fatalf("%s %s: response is not JSON: %v\n%s", method, path, err, res.body)
 		}
 	}
+	a.checkContract(req, data, res)
 	return res
+}
+
+// checkContract validates an exchange against openapi.yaml.
+func (a *testAPI) checkContract(req *http.Request, body []byte, res response) {
+	a.t.Helper()
+	spec := apispec.MustLoad(a.t)
+	ex := apispec.Exchange{Request: req, Body: body, Status: res.status, Header: res.header, Answer: res.body}
+	if err := spec.ValidateResponse(ex); err != nil {
+		a.t.Errorf("the response breaks openapi.yaml: %v", err)
+	}
+	if res.status < 300 {
+		if err := spec.ValidateRequest(ex); err != nil {
+			a.t.Errorf("the API accepted (%d) a request openapi.yaml does not allow: %v", res.status, err)
+		}
+	}
 }
 
 // expect fails the test unless the status matches.

@@ -204,3 +204,72 @@ func FuzzParseBearer(f *testing.F) {
 		}
 	})
 }
+
+func TestDecodeStreamMessage(t *testing.T) {
+	v := int64(7)
+	good := []struct {
+		body string
+		want StreamRequest
+	}{
+		{`{"action":"ping"}`, StreamRequest{Action: ActionPing}},
+		{`{"action":"subscribe","gameId":"abc"}`, StreamRequest{Action: ActionSubscribe, GameID: "abc"}},
+		{`{"action":"subscribe","gameId":"abc","afterVersion":7}`, StreamRequest{Action: ActionSubscribe, GameID: "abc", AfterVersion: &v}},
+		{`{"action":"unsubscribe","gameId":"abc"}`, StreamRequest{Action: ActionUnsubscribe, GameID: "abc"}},
+	}
+	for _, tt := range good {
+		got, err := DecodeStreamMessage([]byte(tt.body))
+		if err != nil || got.Action != tt.want.Action || got.GameID != tt.want.GameID || (got.AfterVersion == nil) != (tt.want.AfterVersion == nil) {
+			t.Errorf("DecodeStreamMessage(%s) = %+v, %v; want %+v", tt.body, got, err, tt.want)
+		}
+	}
+	bad := []struct{ body, code, field string }{
+		{`not json`, "invalid_json", ""},
+		{`{}`, "missing_field", "action"},
+		{`{"action":"jump"}`, "invalid_field", "action"},
+		{`{"action":"subscribe"}`, "missing_field", "gameId"},
+		{`{"action":"subscribe","gameId":"a","afterVersion":-1}`, "invalid_field", "afterVersion"},
+		{`{"action":"subscribe","gameId":"a","gameId":"b"}`, "duplicate_field", "gameId"},
+		{`{"action":"ping","gameId":"a"}`, "invalid_field", "gameId"},
+		{`{"action":"unsubscribe","gameId":"a","afterVersion":1}`, "invalid_field", "afterVersion"},
+		{`{"action":"ping","x":1}`, "unknown_field", "x"},
+		{`{"action":"subscribe","gameId":7}`, "invalid_field", "gameId"},
+		{`{"action":"ping"}` + strings.Repeat(" ", MaxStreamMessage), "body_too_large", ""},
+	}
+	for _, tt := range bad {
+		_, err := DecodeStreamMessage([]byte(tt.body))
+		m := StreamError(err, "", English)
+		if m.Type != MsgError || m.Code != tt.code || m.Field != tt.field || m.Message == "" {
+			t.Errorf("DecodeStreamMessage(%.60s) → %+v; want error %s on %q", tt.body, m, tt.code, tt.field)
+		}
+	}
+}
+
+// FuzzDecodeStreamMessage: any client message decodes to one of the three
+// actions with what it needs, or to an error message with a code and a
+// text; never a panic.
+func FuzzDecodeStreamMessage(f *testing.F) {
+	for _, seed := range []string{`{"action":"ping"}`, `{"action":"subscribe","gameId":"g","afterVersion":3}`, `{"action":"unsubscribe","gameId":"g"}`, `[]`, `{"action":null}`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, err := DecodeStreamMessage(body)
+		if err != nil {
+			if m := StreamError(err, "", Korean); m.Code == "" || m.Message == "" || m.Code == "internal" {
+				t.Fatalf("DecodeStreamMessage(%q) error %v → %+v", body, err, m)
+			}
+			return
+		}
+		switch req.Action {
+		case ActionPing:
+			if req.GameID != "" || req.AfterVersion != nil {
+				t.Fatalf("ping with %+v", req)
+			}
+		case ActionSubscribe, ActionUnsubscribe:
+			if req.AfterVersion != nil && *req.AfterVersion < 0 {
+				t.Fatalf("negative afterVersion from %q", body)
+			}
+		default:
+			t.Fatalf("DecodeStreamMessage(%q) = action %q", body, req.Action)
+		}
+	})
+}

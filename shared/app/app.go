@@ -48,6 +48,12 @@ type Config struct {
 	PollInterval time.Duration
 	// AIAPIKey, when set, is required on POST /v1/ai/move.
 	AIAPIKey string
+	// Stream serves the WebSocket stream at /v1/stream on the handler,
+	// fed by this process's commits (the local server; on AWS the stream
+	// is an API Gateway WebSocket API fed by the table's change stream).
+	Stream bool
+	// StreamOptions tune the local stream.
+	StreamOptions api.StreamOptions
 	Logger   *slog.Logger
 	Now      func() time.Time
 	Random   io.Reader
@@ -62,6 +68,8 @@ type App struct {
 	Handler   http.Handler
 	Scheduler service.Scheduler
 	AITrigger service.AITrigger
+	// Stream is the local stream server (nil unless Config.Stream).
+	Stream *api.Stream
 }
 
 // New wires the service and the edge from cfg.
@@ -101,5 +109,16 @@ func New(cfg Config) (*App, error) {
 	}
 	a.Service = svc
 	a.Handler = api.NewHandler(api.Deps{Games: svc, AIAPIKey: cfg.AIAPIKey, Logger: log})
+	if cfg.Stream {
+		opts := cfg.StreamOptions
+		if opts.Logger == nil {
+			opts.Logger = log
+		}
+		a.Stream = api.NewStream(svc, opts)
+		mux := http.NewServeMux()
+		mux.Handle("GET /v1/stream", a.Stream)
+		mux.Handle("/", a.Handler)
+		a.Handler = mux
+	}
 	return a, nil
 }

@@ -13,7 +13,8 @@ import (
 // Reduce is the one entry point that applies any of them.
 type Step interface{ isStep() }
 
-// Act is a seat's action (seeds/000 §8.2), also the AI seat's move.
+// Act is a seat's action (seeds/000 §8.2), also the AI seat's move. A
+// seat marked disconnected is connected again by its own action.
 type Act struct {
 	By     chess.Color
 	Action Action
@@ -71,7 +72,11 @@ func Reduce(s *State, step Step, now time.Time) (*State, []Event, error) {
 	)
 	switch st := step.(type) {
 	case Act:
-		next, stepEv, err = cur.act(st.By, st.Action, now)
+		// An action is a sign of life: a seat marked disconnected is
+		// connected again first (SPEC §11), in the same version.
+		back, backEv := cur.setPresence(st.By, true, now)
+		next, stepEv, err = back.act(st.By, st.Action, now)
+		stepEv = append(backEv, stepEv...)
 	case Join:
 		next, stepEv, err = cur.join(st.Player, now)
 	case Presence:

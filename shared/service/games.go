@@ -289,9 +289,17 @@ func (s *Service) SetPresence(ctx context.Context, gameID string, c Caller, conn
 }
 
 // current reads a game for the caller, enforcing a due timeout (written, so
-// the game ends for everybody).
+// the game ends for everybody). A seat marked disconnected that reads its
+// game is connected again (any authenticated request is a sign of life,
+// SPEC §11).
 func (s *Service) current(ctx context.Context, gameID string, c Caller) (outcome, error) {
-	return s.update(ctx, txn{gameID: gameID, caller: c, access: anyone})
+	return s.update(ctx, txn{gameID: gameID, caller: c, access: anyone,
+		step: func(st *game.State, seat *chess.Color) (game.Step, error) {
+			if seat != nil && !st.Seats[*seat].Connected {
+				return game.Presence{Seat: *seat, Connected: true}, nil
+			}
+			return nil, nil
+		}})
 }
 
 // Get returns the game as the caller sees it, after applying any timeout
@@ -515,4 +523,27 @@ func aiRequest(st *game.State, level string) AIMoveRequest {
 	fmt.Fprintf(h, "%s/%d", st.GameID, st.Ply())
 	req.Seed = h.Sum64()
 	return req
+}
+
+// Observation is a game as a caller sees it now: the committed state (after
+// any timeout that was due) and the caller's seat (nil: a spectator).
+type Observation struct {
+	State *game.State
+	Seat  *chess.Color
+}
+
+// Observe reads the game for a caller of the stream: authorized like
+// GET /v1/games/{id}, with a due timeout applied.
+func (s *Service) Observe(ctx context.Context, gameID string, c Caller) (Observation, error) {
+	out, err := s.current(ctx, gameID, c)
+	if err != nil {
+		return Observation{}, err
+	}
+	return Observation{State: out.state, Seat: out.seat}, nil
+}
+
+// ViewFor is the view of a committed state for a seat (nil: a spectator)
+// at the service's now.
+func (s *Service) ViewFor(st *game.State, seat *chess.Color) (*game.View, error) {
+	return game.ViewOf(st, seat, s.now())
 }

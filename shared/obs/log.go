@@ -1,0 +1,310 @@
+package obs
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+)
+
+// Log attribute keys that carry the request context; every line logged
+// with a request's context has them (when known).
+const (
+	KeyRequestID       = "requestId"
+	KeyLambdaRequestID = "lambdaRequestId"
+	KeyRoute           = "route"
+	KeyGameID          = "gameId"
+)
+
+// NewLogger returns the JSON logger of a process: one JSON object per line
+// on w at level and above, with attrs on every line (e.g. "function",
+// "move"). Lines logged with a context carrying a RequestInfo (the
+// *Context methods, or a logger from Logger(ctx)) also carry its request
+// id, Lambda request id, route and game id. Values of secret-named
+// attributes (authorization, token, apiKey, x-api-key, password, secret,
+// cookie) and anything shaped like an issued seat token are replaced by
+// "[REDACTED]".
+func NewLogger(w io.Writer, level slog.Level, attrs ...any) *slog.Logger {
+	h := slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: redactAttr})
+	l := slog.New(NewContextHandler(h))
+	if len(attrs) > 0 {
+		l = l.With(attrs...)
+	}
+	return l
+}
+
+// RequestInfo identifies the request (or task) being served.
+type RequestInfo struct {
+	// RequestID is API Gateway's request id (requestContext.requestId, also
+	// in its access log), else the X-Amzn-Request-Id / X-Request-Id header,
+	// else one Middleware generates.
+	RequestID string
+	// LambdaRequestID is the invocation's id (lambdacontext's
+	// AwsRequestID): the id in Lambda's own START/END/REPORT lines.
+	LambdaRequestID string
+	// Route is the ServeMux pattern served ("POST /v1/games/{id}/actions"),
+	// or the kind of a non-HTTP task ("timeout", "ai-task").
+	Route string
+	// GameID is the game concerned, once known (SetGameID).
+	GameID string
+}
+
+// reqState is the mutable RequestInfo of one request, shared by everything
+// that holds its context.
+type reqState struct {
+	mu   sync.Mutex
+	info RequestInfo
+}
+
+func (s *reqState) snapshot() RequestInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.info
+}
+
+type ctxKey int
+
+const (
+	stateKey ctxKey = iota
+	loggerKey
+)
+
+// WithRequest returns a context carrying info for logging: lines logged
+// with it (and with contexts derived from it) carry its ids, and
+// SetGameID/SetRoute on any of them update the same record.
+func WithRequest(ctx context.Context, info RequestInfo) context.Context {
+	return context.WithValue(ctx, stateKey, &reqState{info: info})
+}
+
+func stateFrom(ctx context.Context) *reqState {
+	if ctx == nil {
+		return nil
+	}
+	s, _ := ctx.Value(stateKey).(*reqState)
+	return s
+}
+
+// Request returns the RequestInfo of ctx as it is now.
+func Request(ctx context.Context) (RequestInfo, bool) {
+	if s := stateFrom(ctx); s != nil {
+		return s.snapshot(), true
+	}
+	return RequestInfo{}, false
+}
+
+// SetGameID records the game the request is about, once the handler knows
+// it (a create, after the id is made); later lines and the request's
+// access line carry it. It does nothing on a context without a
+// RequestInfo.
+func SetGameID(ctx context.Context, id string) {
+	if s := stateFrom(ctx); s != nil {
+		s.mu.Lock()
+		s.info.GameID = id
+		s.mu.Unlock()
+	}
+}
+
+// SetRoute records the route being served (Middleware takes it from the
+// ServeMux after serving; lines logged while serving carry it only if the
+// handler sets it).
+func SetRoute(ctx context.Context, route string) {
+	if s := stateFrom(ctx); s != nil {
+		s.mu.Lock()
+		s.info.Route = route
+		s.mu.Unlock()
+	}
+}
+
+// WithLogger returns a context carrying l, for Logger.
+func WithLogger(ctx context.Context, l *slog.Logger) context.Context {
+	return context.WithValue(ctx, loggerKey, l)
+}
+
+// Logger returns the logger for ctx: the one WithLogger (or Middleware)
+// stored, else slog.Default(), bound to the request of ctx, so that even
+// its methods without a context (Info, Error) log the request's ids.
+func Logger(ctx context.Context) *slog.Logger {
+	var l *slog.Logger
+	if ctx != nil {
+		l, _ = ctx.Value(loggerKey).(*slog.Logger)
+	}
+	if l == nil {
+		l = slog.Default()
+	}
+	s := stateFrom(ctx)
+	if s == nil {
+		return l
+	}
+	return slog.New(bind(l.Handler(), s))
+}
+
+// ContextHandler adds the request fields of the record's context (or of
+// the request it is bound to) to every record.
+type ContextHandler struct {
+	inner slog.Handler
+	bound *reqState
+}
+
+// NewContextHandler wraps h so that records logged with a context carrying
+// a RequestInfo get requestId, lambdaRequestId, route and gameId.
+func NewContextHandler(h slog.Handler) *ContextHandler {
+	if c, ok := h.(*ContextHandler); ok {
+		return c
+	}
+	return &ContextHandler{inner: h}
+}
+
+func bind(h slog.Handler, s *reqState) slog.Handler {
+	c := NewContextHandler(h)
+	return &ContextHandler{inner: c.inner, bound: s}
+}
+
+// Enabled reports whether the wrapped handler handles level.
+func (h *ContextHandler) Enabled(ctx context.Context, level slog.Level) bool {
+	return h.inner.Enabled(ctx, level)
+}
+
+// Handle adds the request's fields and passes r on.
+func (h *ContextHandler) Handle(ctx context.Context, r slog.Record) error {
+	s := h.bound
+	if s == nil {
+		s = stateFrom(ctx)
+	}
+	if s != nil {
+		addRequestAttrs(&r, s.snapshot())
+	}
+	return h.inner.Handle(ctx, r)
+}
+
+func addRequestAttrs(r *slog.Record, info RequestInfo) {
+	for _, kv := range [...][2]string{
+		{KeyRequestID, info.RequestID},
+		{KeyLambdaRequestID, info.LambdaRequestID},
+		{KeyRoute, info.Route},
+		{KeyGameID, info.GameID},
+	} {
+		if kv[1] != "" {
+			r.AddAttrs(slog.String(kv[0], kv[1]))
+		}
+	}
+}
+
+// WithAttrs returns the handler with attrs added.
+func (h *ContextHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &ContextHandler{inner: h.inner.WithAttrs(attrs), bound: h.bound}
+}
+
+// WithGroup returns the handler with a group opened (the request fields
+// then land in that group).
+func (h *ContextHandler) WithGroup(name string) slog.Handler {
+	return &ContextHandler{inner: h.inner.WithGroup(name), bound: h.bound}
+}
+
+// redacted replaces secret values.
+const redacted = "[REDACTED]"
+
+// secretKeys are attribute keys whose values are never logged (compared
+// without case, ignoring '-' and '_').
+var secretKeys = []string{"authorization", "token", "seattoken", "playertoken", "apikey", "xapikey", "password", "secret", "cookie", "setcookie"}
+
+func isSecretKey(key string) bool {
+	if len(key) < 5 || len(key) > 14 {
+		return false
+	}
+	var buf [16]byte
+	n := 0
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		switch {
+		case c == '-' || c == '_':
+			continue
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		buf[n] = c
+		n++
+	}
+	k := string(buf[:n]) // does not escape: compared only
+	for _, s := range secretKeys {
+		if k == s {
+			return true
+		}
+	}
+	return false
+}
+
+// redactAttr is the JSON handler's ReplaceAttr: secret-named attributes
+// lose their value, and seat tokens inside any string or error text are
+// masked.
+func redactAttr(_ []string, a slog.Attr) slog.Attr {
+	if isSecretKey(a.Key) {
+		return slog.String(a.Key, redacted)
+	}
+	switch a.Value.Kind() {
+	case slog.KindString:
+		if s := a.Value.String(); mayHoldToken(s) {
+			if r := RedactTokens(s); r != s {
+				return slog.String(a.Key, r)
+			}
+		}
+	case slog.KindAny:
+		if err, ok := a.Value.Any().(error); ok && err != nil {
+			if s := err.Error(); mayHoldToken(s) {
+				if r := RedactTokens(s); r != s {
+					return slog.String(a.Key, r)
+				}
+			}
+		}
+	}
+	return a
+}
+
+// tokenPrefix starts every issued seat token ("st_" and 43 base64url
+// characters); minTokenBody is how many base64url characters after it
+// make a string a token for redaction.
+const (
+	tokenPrefix  = "st_"
+	minTokenBody = 20
+)
+
+func mayHoldToken(s string) bool {
+	return len(s) >= len(tokenPrefix)+minTokenBody && strings.Contains(s, tokenPrefix)
+}
+
+func isB64URL(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_'
+}
+
+// RedactTokens returns s with every seat token in it ("st_" followed by at
+// least 20 base64url characters, not inside a longer word) replaced by
+// "st_[REDACTED]".
+func RedactTokens(s string) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; i+len(tokenPrefix) <= len(s); {
+		j := strings.Index(s[i:], tokenPrefix)
+		if j < 0 {
+			break
+		}
+		start := i + j
+		end := start + len(tokenPrefix)
+		for end < len(s) && isB64URL(s[end]) {
+			end++
+		}
+		if end-start-len(tokenPrefix) >= minTokenBody && (start == 0 || !isB64URL(s[start-1])) {
+			if b.Len() == 0 {
+				b.Grow(len(s))
+			}
+			b.WriteString(s[last:start])
+			b.WriteString(tokenPrefix + redacted)
+			last = end
+		}
+		i = max(end, start+1)
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
