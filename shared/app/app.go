@@ -54,9 +54,9 @@ type Config struct {
 	Stream bool
 	// StreamOptions tune the local stream.
 	StreamOptions api.StreamOptions
-	Logger   *slog.Logger
-	Now      func() time.Time
-	Random   io.Reader
+	Logger        *slog.Logger
+	Now           func() time.Time
+	Random        io.Reader
 	// Service tunes the service beyond the above (tests: retry bounds,
 	// watchdog); its port fields are ignored.
 	Service service.Config
