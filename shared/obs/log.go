@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 )
@@ -206,13 +208,13 @@ const redacted = "[REDACTED]"
 
 // secretKeys are attribute keys whose values are never logged (compared
 // without case, ignoring '-' and '_').
-var secretKeys = []string{"authorization", "token", "seattoken", "playertoken", "apikey", "xapikey", "password", "secret", "cookie", "setcookie"}
+var secretKeys = []string{"authorization", "proxyauthorization", "token", "seattoken", "playertoken", "apikey", "xapikey", "password", "secret", "cookie", "setcookie"}
 
 func isSecretKey(key string) bool {
-	if len(key) < 5 || len(key) > 14 {
+	if len(key) < 5 || len(key) > 22 {
 		return false
 	}
-	var buf [16]byte
+	var buf [24]byte
 	n := 0
 	for i := 0; i < len(key); i++ {
 		c := key[i]
@@ -249,15 +251,46 @@ func redactAttr(_ []string, a slog.Attr) slog.Attr {
 			}
 		}
 	case slog.KindAny:
-		if err, ok := a.Value.Any().(error); ok && err != nil {
-			if s := err.Error(); mayHoldToken(s) {
+		switch v := a.Value.Any().(type) {
+		case error:
+			if v == nil {
+				break
+			}
+			if s := v.Error(); mayHoldToken(s) {
 				if r := RedactTokens(s); r != s {
 					return slog.String(a.Key, r)
 				}
 			}
+		case http.Header:
+			return slog.Any(a.Key, http.Header(redactValues(v)))
+		case url.Values:
+			return slog.Any(a.Key, url.Values(redactValues(v)))
+		case map[string][]string:
+			return slog.Any(a.Key, redactValues(v))
 		}
 	}
 	return a
+}
+
+// redactValues returns a copy of a header or query map with the values of
+// secret-named keys replaced and seat tokens masked in the others.
+func redactValues(m map[string][]string) map[string][]string {
+	out := make(map[string][]string, len(m))
+	for k, vs := range m {
+		c := make([]string, len(vs))
+		for i, v := range vs {
+			switch {
+			case isSecretKey(k):
+				c[i] = redacted
+			case mayHoldToken(v):
+				c[i] = RedactTokens(v)
+			default:
+				c[i] = v
+			}
+		}
+		out[k] = c
+	}
+	return out
 }
 
 // tokenPrefix starts every issued seat token ("st_" and 43 base64url
@@ -277,8 +310,10 @@ func isB64URL(c byte) bool {
 }
 
 // RedactTokens returns s with every seat token in it ("st_" followed by at
-// least 20 base64url characters, not inside a longer word) replaced by
-// "st_[REDACTED]".
+// least 20 base64url characters) replaced by "st_[REDACTED]". A token
+// counts where "st_" does not continue a word of letters and digits
+// ("last_state_..." is left alone), or right after a %XX escape
+// ("token%3Dst_...").
 func RedactTokens(s string) string {
 	var b strings.Builder
 	last := 0
@@ -292,19 +327,31 @@ func RedactTokens(s string) string {
 		for end < len(s) && isB64URL(s[end]) {
 			end++
 		}
-		if end-start-len(tokenPrefix) >= minTokenBody && (start == 0 || !isB64URL(s[start-1])) {
+		if end-start-len(tokenPrefix) >= minTokenBody && tokenBoundary(s, start) {
 			if b.Len() == 0 {
 				b.Grow(len(s))
 			}
 			b.WriteString(s[last:start])
 			b.WriteString(tokenPrefix + redacted)
 			last = end
+			i = end
+			continue
 		}
-		i = max(end, start+1)
+		i = start + 1
 	}
 	if last == 0 {
 		return s
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// tokenBoundary reports whether a token may start at s[i].
+func tokenBoundary(s string, i int) bool {
+	if i == 0 {
+		return true
+	}
+	c := s[i-1]
+	alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+	return !alnum || i >= 3 && s[i-3] == '%'
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -141,17 +143,19 @@ func TestRedaction(t *testing.T) {
 		"err", errors.New("bad seat "+token+" given"),
 		"note", "token "+token+".",
 		slog.Group("req", "authorization", "Bearer xyz"),
+		"headers", http.Header{"Authorization": {"Bearer hdr-secret-1"}, "X-Api-Key": {"hdr-secret-2"}, "Accept-Language": {"en"}, "X-Note": {"has " + token}},
+		"query", url.Values{"token": {"qry-secret-3"}, "lang": {"ko"}},
 		"tokenHash", "keep-this-hash",
 		"gameId", "g1",
 	)
 	log.Info("message mentions " + token)
 	out := buf.String()
-	for _, secret := range []string{token, "Bearer abc", "partner-key-1", "partner-key-2", "partner-key-3", "anything", "hunter2", "session=1", "Bearer xyz"} {
+	for _, secret := range []string{token, "hdr-secret-1", "hdr-secret-2", "qry-secret-3", "Bearer abc", "partner-key-1", "partner-key-2", "partner-key-3", "anything", "hunter2", "session=1", "Bearer xyz"} {
 		if strings.Contains(out, secret) {
 			t.Errorf("log output contains %q:\n%s", secret, out)
 		}
 	}
-	for _, keep := range []string{"keep-this-hash", `"gameId":"g1"`, `bad seat st_[REDACTED] given`, `token st_[REDACTED].`, `message mentions st_[REDACTED]`} {
+	for _, keep := range []string{`"Accept-Language":["en"]`, `"lang":["ko"]`, `"X-Note":["has st_[REDACTED]"]`, "keep-this-hash", `"gameId":"g1"`, `bad seat st_[REDACTED] given`, `token st_[REDACTED].`, `message mentions st_[REDACTED]`} {
 		if !strings.Contains(out, keep) {
 			t.Errorf("log output lacks %q:\n%s", keep, out)
 		}
@@ -167,8 +171,11 @@ func TestRedactTokens(t *testing.T) {
 		{"Bearer " + tok, "Bearer st_[REDACTED]"},
 		{tok + " and " + tok, "st_[REDACTED] and st_[REDACTED]"},
 		{"?token=" + tok + "&x=1", "?token=st_[REDACTED]&x=1"},
-		{"st_short", "st_short"},                                                       // too short to be a token
-		{"first_st_" + strings.Repeat("b", 30), "first_st_" + strings.Repeat("b", 30)}, // inside a word
+		{"st_short", "st_short"},                                                     // too short to be a token
+		{"first_st_" + strings.Repeat("b", 30), "first_st_[REDACTED]"},               // after an underscore
+		{"last_state_with_a_rather_long_name", "last_state_with_a_rather_long_name"}, // inside a word
+		{"token%3D" + tok + "%26x", "token%3Dst_[REDACTED]%26x"},                     // after a %XX escape
+		{"x" + tok, "x" + tok[:3] + strings.Repeat("a", 43)},                         // continues a word
 		{"st_" + strings.Repeat("c", 20), "st_[REDACTED]"},
 		{"st_st_" + strings.Repeat("d", 25), "st_[REDACTED]"},
 	}
@@ -184,6 +191,7 @@ func TestIsSecretKey(t *testing.T) {
 		"authorization": true, "Authorization": true, "AUTHORIZATION": true, "x-api-key": true, "X-Api-Key": true,
 		"apiKey": true, "api_key": true, "token": true, "Token": true, "seatToken": true, "player_token": true,
 		"password": true, "secret": true, "cookie": true, "Set-Cookie": true,
+		"Proxy-Authorization": true, "proxy_authorization": true,
 		"tokenHash": false, "gameId": false, "requestId": false, "route": false, "status": false, "msg": false,
 		"tokens": false, "authorizationHeaderLength": false, "key": false,
 	} {

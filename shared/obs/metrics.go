@@ -65,8 +65,12 @@ type Metrics struct {
 
 // NewMetrics returns a Metrics writing EMF lines to w in namespace, every
 // point carrying dims (e.g. {"FunctionName": "chessapi-move"}). Dimensions
-// with an empty name or value are left out.
+// with an empty name or value are left out. A nil w gives the nil Metrics
+// (metrics off).
 func NewMetrics(w io.Writer, namespace string, dims map[string]string) *Metrics {
+	if w == nil {
+		return nil
+	}
 	return &Metrics{namespace: namespace, base: baseDims(dims), now: time.Now, w: w}
 }
 

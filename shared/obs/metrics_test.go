@@ -223,6 +223,9 @@ func TestNilMetricsIsANoOp(t *testing.T) {
 	m.Duration(MetricAIThinkMs, time.Second)
 	m.Value(MetricAINodes, 1, UnitCount)
 	m.Emit(nil, Point{MetricMoves, 1, UnitCount})
+	if NewMetrics(nil, Namespace, nil) != nil {
+		t.Error("NewMetrics with no writer is not the nil Metrics")
+	}
 	if Discard() != nil {
 		t.Error("Discard() is not the nil Metrics")
 	}
