@@ -3,8 +3,8 @@
 
 GO ?= go
 
-# The three Lambda functions, by package directory under ./functions.
-FUNCTIONS := move timeout ai
+# The Lambda functions, by package directory under ./functions.
+FUNCTIONS := move timeout ai stream fanout
 
 # How every Lambda bootstrap is built: static (no cgo), without the legacy RPC
 # mode (lambda.norpc: provided.al2023 only speaks the Runtime API), trimmed.
@@ -29,7 +29,8 @@ NPM_STAMP := $(if $(wildcard infra/package.json),infra/node_modules/.package-loc
 ARM64_BOOTSTRAPS := $(FUNCTIONS:%=bin/%/bootstrap)
 NATIVE_BOOTSTRAPS := $(FUNCTIONS:%=bin/native/%/bootstrap)
 
-.PHONY: build build-native build-MoveFunction build-TimeoutFunction build-AiFunction \
+.PHONY: build build-native build-MoveFunction build-PollFunction build-TimeoutFunction build-AiFunction \
+	build-AiSeatFunction build-StreamFunction build-FanoutFunction \
 	lint run test test-deps check-tools strace rie clean FORCE
 
 ## build: bin/<fn>/bootstrap for Lambda (linux/arm64), as deployed.
@@ -52,11 +53,26 @@ $(NATIVE_BOOTSTRAPS): bin/native/%/bootstrap: FORCE
 build-MoveFunction:
 	$(call go-lambda,arm64,./functions/move,$(artifacts-dir)/bootstrap)
 
+# The long poll's function runs the move binary, under its own concurrency
+# limit.
+build-PollFunction:
+	$(call go-lambda,arm64,./functions/move,$(artifacts-dir)/bootstrap)
+
 build-TimeoutFunction:
 	$(call go-lambda,arm64,./functions/timeout,$(artifacts-dir)/bootstrap)
 
 build-AiFunction:
 	$(call go-lambda,arm64,./functions/ai,$(artifacts-dir)/bootstrap)
+
+# AI seats run the ai binary on concurrency apart from the public endpoint.
+build-AiSeatFunction:
+	$(call go-lambda,arm64,./functions/ai,$(artifacts-dir)/bootstrap)
+
+build-StreamFunction:
+	$(call go-lambda,arm64,./functions/stream,$(artifacts-dir)/bootstrap)
+
+build-FanoutFunction:
+	$(call go-lambda,arm64,./functions/fanout,$(artifacts-dir)/bootstrap)
 
 artifacts-dir = $(or $(ARTIFACTS_DIR),$(error ARTIFACTS_DIR is not set: this target is run by sam build))
 

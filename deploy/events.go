@@ -44,6 +44,12 @@ const (
 	TimeoutEvent
 	// AITaskEvent is the asynchronous AI-seat trigger: service.AITask.
 	AITaskEvent
+	// WebSocketEvent is an API Gateway WebSocket API route event
+	// ($connect, $disconnect, a client message).
+	WebSocketEvent
+	// StreamRecordsEvent is a batch of the games table's change stream, as
+	// the event source mapping delivers it.
+	StreamRecordsEvent
 )
 
 func (k EventKind) String() string {
@@ -54,6 +60,10 @@ func (k EventKind) String() string {
 		return "timeout"
 	case AITaskEvent:
 		return "aiTask"
+	case WebSocketEvent:
+		return "webSocket"
+	case StreamRecordsEvent:
+		return "streamRecords"
 	}
 	return fmt.Sprintf("EventKind(%d)", int(k))
 }
@@ -62,20 +72,32 @@ func (k EventKind) String() string {
 type Event struct {
 	Name     string // slash path below the events directory: "move/join.json"
 	Function string // logical ID of the function it is for
-	Kind     EventKind
-	Raw      []byte
-	HTTP     *events.APIGatewayV2HTTPRequest // for HTTPEvent
-	Timeout  *service.TimeoutTask            // for TimeoutEvent
-	AITask   *service.AITask                 // for AITaskEvent
+	// Functions are all the functions running the same binary that may
+	// receive it (Function first): the move binary serves MoveFunction
+	// and PollFunction, the ai binary AiFunction and AiSeatFunction.
+	Functions []string
+	Kind      EventKind
+	Raw       []byte
+	HTTP      *events.APIGatewayV2HTTPRequest         // for HTTPEvent
+	Timeout   *service.TimeoutTask                    // for TimeoutEvent
+	AITask    *service.AITask                         // for AITaskEvent
+	WebSocket *events.APIGatewayWebsocketProxyRequest // for WebSocketEvent
+	Records   *events.DynamoDBEvent                   // for StreamRecordsEvent
 }
 
-// EventDirs maps each directory of events/ to the function its files are
-// sent to (`sam local invoke <function> -e events/<dir>/<file>`).
-var EventDirs = map[string]string{
-	"move":    "MoveFunction",
-	"timeout": "TimeoutFunction",
-	"ai":      "AiFunction",
+// EventDirs maps each directory of events/ (one per function binary) to the
+// functions its files are sent to (`sam local invoke <function> -e
+// events/<dir>/<file>`), the binary's main function first.
+var EventDirs = map[string][]string{
+	"move":    {"MoveFunction", "PollFunction"},
+	"timeout": {"TimeoutFunction"},
+	"ai":      {"AiFunction", "AiSeatFunction"},
+	"stream":  {"StreamFunction"},
+	"fanout":  {"FanoutFunction"},
 }
+
+// StreamRouteKeys are the WebSocket API's routes (SPEC §11).
+var StreamRouteKeys = []string{"$connect", "$default", "$disconnect", "ping", "subscribe", "unsubscribe"}
 
 // LoadEventsByName is LoadEvents keyed by each event's Name.
 func LoadEventsByName(dir string) (map[string]Event, error) {
@@ -107,7 +129,7 @@ func LoadEvents(dir string) ([]Event, error) {
 			}
 			return nil, fmt.Errorf("%w: %s: files belong in a function's directory (%s)", ErrInvalidEvent, e.Name(), dirNames())
 		}
-		function, ok := EventDirs[e.Name()]
+		functions, ok := EventDirs[e.Name()]
 		if !ok {
 			return nil, fmt.Errorf("%w: %s: not a function's directory (%s)", ErrInvalidEvent, e.Name(), dirNames())
 		}
@@ -124,11 +146,11 @@ func LoadEvents(dir string) ([]Event, error) {
 			if err != nil {
 				return nil, fmt.Errorf("deploy: %w", err)
 			}
-			ev, err := DecodeEvent(function, raw)
+			ev, err := DecodeEvent(functions[0], raw)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
-			ev.Name = name
+			ev.Name, ev.Functions = name, functions
 			evs = append(evs, ev)
 		}
 	}
@@ -166,6 +188,10 @@ func DecodeEvent(function string, raw []byte) (Event, error) {
 		if _, ok := probe["routeKey"]; ok {
 			kind = HTTPEvent
 		}
+	case "StreamFunction":
+		kind = WebSocketEvent
+	case "FanoutFunction":
+		kind = StreamRecordsEvent
 	default:
 		return ev, fmt.Errorf("%w: no function %q", ErrInvalidEvent, function)
 	}
@@ -199,6 +225,34 @@ func DecodeEvent(function string, raw []byte) (Event, error) {
 			return ev, fmt.Errorf("%w: AI task needs gameId and version >= 1: %+v", ErrInvalidEvent, task)
 		}
 		ev.AITask = &task
+	case WebSocketEvent:
+		var req events.APIGatewayWebsocketProxyRequest
+		if err := decodeStrict(raw, &req); err != nil {
+			return ev, err
+		}
+		rc := req.RequestContext
+		want := map[string]string{"$connect": "CONNECT", "$disconnect": "DISCONNECT"}[rc.RouteKey]
+		if want == "" {
+			want = "MESSAGE"
+		}
+		if !slices.Contains(StreamRouteKeys, rc.RouteKey) || rc.EventType != want || rc.ConnectionID == "" {
+			return ev, fmt.Errorf("%w: not a stream route event (routeKey %q, eventType %q, connectionId %q)", ErrInvalidEvent, rc.RouteKey, rc.EventType, rc.ConnectionID)
+		}
+		ev.WebSocket = &req
+	case StreamRecordsEvent:
+		var batch events.DynamoDBEvent
+		if err := decodeStrict(raw, &batch); err != nil {
+			return ev, err
+		}
+		if len(batch.Records) == 0 {
+			return ev, fmt.Errorf("%w: a stream batch has at least one record", ErrInvalidEvent)
+		}
+		for i, r := range batch.Records {
+			if r.EventSource != "aws:dynamodb" || r.Change.SequenceNumber == "" {
+				return ev, fmt.Errorf("%w: record %d is not a DynamoDB stream record (eventSource %q, sequence %q)", ErrInvalidEvent, i, r.EventSource, r.Change.SequenceNumber)
+			}
+		}
+		ev.Records = &batch
 	}
 	return ev, nil
 }

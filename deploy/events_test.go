@@ -109,6 +109,10 @@ func TestEventsMatchTemplateAndSpec(t *testing.T) {
 				if ev.AITask.GameID != SampleGameID {
 					t.Errorf("gameId = %q; want %q", ev.AITask.GameID, SampleGameID)
 				}
+			case WebSocketEvent:
+				checkWebSocketEvent(t, ev, tmpl)
+			case StreamRecordsEvent:
+				checkStreamRecords(t, ev)
 			default:
 				t.Errorf("kind = %v", ev.Kind)
 			}
@@ -123,8 +127,8 @@ func checkHTTPEvent(t *testing.T, ev Event, routes map[string]Route) {
 	if !ok {
 		t.Fatalf("routeKey %q is not a template route", req.RouteKey)
 	}
-	if route.Function != ev.Function {
-		t.Errorf("routeKey %q goes to %s, but the event is in %s's directory", req.RouteKey, route.Function, ev.Function)
+	if !slices.Contains(ev.Functions, route.Function) {
+		t.Errorf("routeKey %q goes to %s, but the event is in the directory of %s", req.RouteKey, route.Function, ev.Functions)
 	}
 	rc := req.RequestContext
 	if rc.RouteKey != req.RouteKey || rc.Stage != "$default" || rc.HTTP.Method != route.Method ||

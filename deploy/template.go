@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -49,10 +50,41 @@ func (f Function) BuildTarget() string {
 	return "build-" + f.LogicalID
 }
 
+// StreamRoute is one route of the WebSocket API and the function its
+// integration invokes.
+type StreamRoute struct {
+	API      string // logical ID of the AWS::ApiGatewayV2::Api
+	RouteKey string // $connect, $disconnect, $default or an action
+	Function string // logical ID of the function
+}
+
 // Template is what the service's tests need to know of template.yaml.
 type Template struct {
-	Routes    []Route    // sorted by path, then method
-	Functions []Function // sorted by logical ID
+	Routes       []Route       // sorted by path, then method
+	StreamRoutes []StreamRoute // sorted by route key
+	Functions    []Function    // sorted by logical ID
+	// Resources are all the resources as decoded (short-form tags in their
+	// long forms), by logical ID, for checks of particular properties.
+	Resources map[string]map[string]any
+}
+
+// Properties returns the Properties of a resource (nil if it has none or
+// there is no such resource).
+func (t *Template) Properties(logicalID string) map[string]any {
+	props, _ := t.Resources[logicalID]["Properties"].(map[string]any)
+	return props
+}
+
+// ResourcesOfType lists the logical IDs of the resources of a type, sorted.
+func (t *Template) ResourcesOfType(typ string) []string {
+	var ids []string
+	for id, r := range t.Resources {
+		if r["Type"] == typ {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 // Function returns the function with the given logical ID.
@@ -109,12 +141,15 @@ func extract(root map[string]any) (*Template, error) {
 		return nil, err
 	}
 
-	t := &Template{}
+	t := &Template{Resources: map[string]map[string]any{}}
 	for id, r := range resources {
 		res, ok := r.(map[string]any)
 		if !ok {
 			return nil, fmt.Errorf("%w: resource %s is not a mapping", ErrInvalidTemplate, id)
 		}
+		t.Resources[id] = res
+	}
+	for id, res := range t.Resources {
 		if res["Type"] != "AWS::Serverless::Function" {
 			continue
 		}
@@ -132,6 +167,11 @@ func extract(root map[string]any) (*Template, error) {
 		}
 		return strings.Compare(a.Method, b.Method)
 	})
+	streamRoutes, err := extractStreamRoutes(t.Resources)
+	if err != nil {
+		return nil, err
+	}
+	t.StreamRoutes = streamRoutes
 	for i := 1; i < len(t.Routes); i++ {
 		if t.Routes[i].Pattern() == t.Routes[i-1].Pattern() {
 			return nil, fmt.Errorf("%w: route %q is declared twice (%s, %s)", ErrInvalidTemplate,
@@ -233,6 +273,75 @@ func extractFunction(id string, res, globals map[string]any) (Function, []Route,
 		return Function{}, nil, errors.Join(errs...)
 	}
 	return fn, routes, nil
+}
+
+// subRefs are the ${Name} and ${Name.Attr} references of an Fn::Sub string.
+var subRefs = regexp.MustCompile(`\$\{([A-Za-z0-9]+)(?:\.[A-Za-z0-9.]+)?\}`)
+
+// extractStreamRoutes follows each AWS::ApiGatewayV2::Route to its
+// integration (Target: integrations/${Integration}) and the integration to
+// the function it invokes (IntegrationUri: ...${Function.Arn}...).
+func extractStreamRoutes(resources map[string]map[string]any) ([]StreamRoute, error) {
+	var routes []StreamRoute
+	var errs []error
+	propsOf := func(id string) map[string]any {
+		p, _ := resources[id]["Properties"].(map[string]any)
+		return p
+	}
+	for id, res := range resources {
+		if res["Type"] != "AWS::ApiGatewayV2::Route" {
+			continue
+		}
+		p := propsOf(id)
+		key, _ := p["RouteKey"].(string)
+		api := refOf(p["ApiId"])
+		target := subString(p["Target"])
+		m := regexp.MustCompile(`^integrations/\$\{([A-Za-z0-9]+)\}$`).FindStringSubmatch(target)
+		if key == "" || api == "" || m == nil {
+			errs = append(errs, fmt.Errorf("%w: route %s needs a RouteKey, an ApiId !Ref and a Target !Sub integrations/${Integration}", ErrInvalidTemplate, id))
+			continue
+		}
+		integration := m[1]
+		if resources[integration]["Type"] != "AWS::ApiGatewayV2::Integration" {
+			errs = append(errs, fmt.Errorf("%w: route %s targets %s, which is not an AWS::ApiGatewayV2::Integration", ErrInvalidTemplate, id, integration))
+			continue
+		}
+		var function string
+		for _, ref := range subRefs.FindAllStringSubmatch(subString(propsOf(integration)["IntegrationUri"]), -1) {
+			if resources[ref[1]]["Type"] == "AWS::Serverless::Function" {
+				function = ref[1]
+			}
+		}
+		if function == "" {
+			errs = append(errs, fmt.Errorf("%w: integration %s of route %s invokes no function of the template", ErrInvalidTemplate, integration, id))
+			continue
+		}
+		routes = append(routes, StreamRoute{API: api, RouteKey: key, Function: function})
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	slices.SortFunc(routes, func(a, b StreamRoute) int { return strings.Compare(a.RouteKey, b.RouteKey) })
+	return routes, nil
+}
+
+// refOf reads {Ref: X}.
+func refOf(v any) string {
+	m, _ := v.(map[string]any)
+	s, _ := m["Ref"].(string)
+	return s
+}
+
+// subString reads {Fn::Sub: "..."} (or a plain string).
+func subString(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case map[string]any:
+		s, _ := v["Fn::Sub"].(string)
+		return s
+	}
+	return ""
 }
 
 // mapAt follows keys through nested mappings. A missing key gives a nil map

@@ -22,8 +22,8 @@ const repoRoot = ".."
 var specRoutes = map[string]string{
 	"POST /v1/games":               "MoveFunction",
 	"POST /v1/games/{id}/join":     "MoveFunction",
-	"GET /v1/games/{id}":           "MoveFunction",
-	"GET /v1/games/{id}/events":    "MoveFunction", // SPEC §11
+	"GET /v1/games/{id}":           "PollFunction", // the long poll: its own concurrency (SPEC §11)
+	"GET /v1/games/{id}/events":    "PollFunction",
 	"POST /v1/games/{id}/actions":  "MoveFunction",
 	"GET /v1/games/{id}/pgn":       "MoveFunction",
 	"POST /v1/games/{id}/presence": "MoveFunction",
@@ -66,10 +66,18 @@ var specFunctions = []struct {
 }{
 	{"AiFunction", "./functions/ai",
 		[]string{"AI_API_KEY", "GAMES_TABLE", "LOG_LEVEL", "SCHEDULER_ROLE_ARN", "SCHEDULE_GROUP", "TIMEOUT_FUNCTION_ARN"}},
+	{"AiSeatFunction", "./functions/ai",
+		[]string{"GAMES_TABLE", "LOG_LEVEL", "SCHEDULER_ROLE_ARN", "SCHEDULE_GROUP", "TIMEOUT_FUNCTION_ARN"}},
+	{"FanoutFunction", "./functions/fanout",
+		[]string{"AI_FUNCTION_NAME", "DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "SCHEDULER_ROLE_ARN", "SCHEDULE_DLQ_ARN", "SCHEDULE_GROUP", "STREAM_ENDPOINT", "TIMEOUT_FUNCTION_ARN"}},
 	{"MoveFunction", "./functions/move",
 		[]string{"AI_FUNCTION_NAME", "GAMES_TABLE", "LOG_LEVEL", "SCHEDULER_ROLE_ARN", "SCHEDULE_GROUP", "TIMEOUT_FUNCTION_ARN"}},
-	{"TimeoutFunction", "./functions/timeout",
+	{"PollFunction", "./functions/move",
 		[]string{"AI_FUNCTION_NAME", "GAMES_TABLE", "LOG_LEVEL", "SCHEDULER_ROLE_ARN", "SCHEDULE_GROUP", "TIMEOUT_FUNCTION_ARN"}},
+	{"StreamFunction", "./functions/stream",
+		[]string{"DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "STREAM_ENDPOINT"}},
+	{"TimeoutFunction", "./functions/timeout",
+		[]string{"AI_FUNCTION_NAME", "GAMES_TABLE", "LOG_LEVEL", "SCHEDULER_ROLE_ARN", "SCHEDULE_DLQ_ARN", "SCHEDULE_GROUP", "TIMEOUT_FUNCTION_ARN"}},
 }
 
 func loadRepoTemplate(t *testing.T) *Template {
@@ -170,7 +178,7 @@ func TestMakefileBuildsEachFunction(t *testing.T) {
 	t.Run("build", func(t *testing.T) {
 		got := makeDryRun(t, makeTool, "build")
 		var want []string
-		for _, f := range []string{"move", "timeout", "ai"} {
+		for _, f := range []string{"move", "timeout", "ai", "stream", "fanout"} {
 			want = append(want, flags+" -o bin/"+f+"/bootstrap ./functions/"+f)
 		}
 		if got != strings.Join(want, "\n") {

@@ -53,13 +53,14 @@ func decodeAnswer(t *testing.T, what, body string) apiAnswer {
 	return a
 }
 
-// TestAsDeployed runs the three function binaries under the Runtime
-// Interface Emulator against moto and walks a game through them with the
-// events/ files: create games, play a move (which schedules the deadline in
-// moto and triggers the AI function through the recorded async invoke), the
-// AI seat's reply, a timeout after the deadline, the third-party AI route,
-// and the failures the functions must report. It checks the answers, the
-// table and the schedules.
+// TestAsDeployed runs the function binaries under the Runtime Interface
+// Emulator against moto and walks a game through them with the events/
+// files: create games, play a move (whose record on the games table's
+// change stream the fan-out turns into the deadline's schedule in moto and
+// the AI seat's trigger, a recorded async invoke), the AI seat's reply, a
+// timeout after the deadline, the third-party AI route, and the failures the
+// functions must report. It checks the answers, the table and the
+// schedules.
 func TestAsDeployed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds three Lambda bootstraps and runs them under aws-lambda-rie with moto; skipped with -short")
@@ -69,6 +70,7 @@ func TestAsDeployed(t *testing.T) {
 	move := start(t, moveSpec, s.env(moveSpec))
 	timeout := start(t, timeoutSpec, s.env(timeoutSpec))
 	ai := start(t, aiSpec, s.env(aiSpec))
+	fanout := start(t, fanoutSpec, s.env(fanoutSpec))
 	ctx := context.Background()
 	inits := map[string]time.Duration{}
 	noteInit := func(fn string, res rie.Result) {
@@ -103,6 +105,9 @@ func TestAsDeployed(t *testing.T) {
 		if rec, st := s.game(t, a.GameID); rec.Version != 1 || st.Phase != game.PhaseWaiting {
 			t.Errorf("table item of %s: version %d phase %q; want 1, waiting", a.GameID, rec.Version, st.Phase)
 		}
+		if n := s.pump(t, fanout); n != 1 {
+			t.Errorf("change stream records after a create = %d; want 1", n)
+		}
 
 		resp, _ = invokeHTTP(t, move, "create-ai", evs["move/create-ai.json"].Raw)
 		a = decodeAnswer(t, "create-ai", resp.Body)
@@ -113,7 +118,12 @@ func TestAsDeployed(t *testing.T) {
 		if _, aiTurn := st.AITurn(); rec.Version != 1 || aiTurn || rec.Deadline.IsZero() {
 			t.Fatalf("table item of %s: version %d, AI to move %v, deadline %v; want 1, the human to move, a deadline", a.GameID, rec.Version, aiTurn, rec.Deadline)
 		}
-		// The move function scheduled the first-move deadline in moto.
+		// The move function only wrote; the fan-out, fed by the change
+		// stream, scheduled the first-move deadline in moto.
+		if list := listSchedules(t, s, a.GameID); len(list) != 0 {
+			t.Errorf("schedules before the fan-out: %q; want none (the writer leaves them to the fan-out)", list)
+		}
+		s.pump(t, fanout)
 		checkSchedule(t, s, service.TimeoutTask{GameID: a.GameID, Version: 1, Deadline: rec.Deadline})
 		if calls := s.invokes.take(); len(calls) != 0 {
 			t.Errorf("AI invoked with the human to move: %+v", calls)
@@ -125,6 +135,7 @@ func TestAsDeployed(t *testing.T) {
 			t.Fatalf("e2e4 in the created chess960 game: %d %s; want 200", resp.StatusCode, resp.Body)
 		}
 		rec, _ = s.game(t, a.GameID)
+		s.pump(t, fanout)
 		if calls := s.invokes.take(); rec.Version != 2 || len(calls) != 1 || !strings.Contains(string(calls[0].Payload), a.GameID) {
 			t.Errorf("after the human's move: version %d, AI invokes %+v; want 2 and one invoke for %s", rec.Version, calls, a.GameID)
 		}
@@ -132,6 +143,7 @@ func TestAsDeployed(t *testing.T) {
 
 	t.Run("move triggers the AI seat", func(t *testing.T) {
 		s.put(t, sampleGame(t, "easy", time.Now()))
+		s.pump(t, fanout)
 		resp, _ := invokeHTTP(t, move, "e4", evs["move/action-move-from-to.json"].Raw)
 		if resp.StatusCode != 200 {
 			t.Fatalf("e4: %d %s; want 200", resp.StatusCode, resp.Body)
@@ -139,6 +151,7 @@ func TestAsDeployed(t *testing.T) {
 		if rec, _ := s.game(t, deploy.SampleGameID); rec.Version != 2 {
 			t.Fatalf("table version after e4 = %d; want 2", rec.Version)
 		}
+		s.pump(t, fanout)
 		calls := s.invokes.take()
 		if len(calls) != 1 {
 			t.Fatalf("AI invokes after e4 = %+v; want one", calls)
@@ -168,7 +181,9 @@ func TestAsDeployed(t *testing.T) {
 		if _, err := pos.ParseUCI(st.Moves[1].UCI); err != nil {
 			t.Errorf("AI reply %q after 1. e4: %v", st.Moves[1].UCI, err)
 		}
-		// The ai function scheduled the new deadline (white to move).
+		// The AI's move on the change stream: the new deadline (white to
+		// move) replaces the old one.
+		s.pump(t, fanout)
 		checkSchedule(t, s, service.TimeoutTask{GameID: deploy.SampleGameID, Version: 3, Deadline: rec.Deadline})
 
 		// The trigger file itself, now stale, is a no-op.
@@ -191,6 +206,7 @@ func TestAsDeployed(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.put(t, st)
+		s.pump(t, fanout)
 		rec, _ := s.game(t, deploy.SampleGameID)
 		task := *evs["timeout/deadline.json"].Timeout
 		if rec.Version != task.Version || !rec.Deadline.Before(time.Now()) {
@@ -215,6 +231,11 @@ func TestAsDeployed(t *testing.T) {
 		}
 		if !slices.ContainsFunc(res.Logs, func(l string) bool { return strings.Contains(l, `"msg":"timeout task handled"`) }) {
 			t.Errorf("timeout logs = %q; want what it did", res.Logs)
+		}
+		// The finished game's record: its schedule goes.
+		s.pump(t, fanout)
+		if list := listSchedules(t, s, deploy.SampleGameID); len(list) != 0 {
+			t.Errorf("schedules of the finished game: %q; want none", list)
 		}
 
 		// At-least-once delivery: the same task again changes nothing.
@@ -318,23 +339,31 @@ func TestAsDeployed(t *testing.T) {
 	}
 }
 
+// listSchedules names the game's schedules in moto.
+func listSchedules(t *testing.T, s *stack, gameID string) []string {
+	t.Helper()
+	list, err := s.sched.ListSchedules(context.Background(), &scheduler.ListSchedulesInput{
+		GroupName: aws.String(scheduleGroup), NamePrefix: aws.String(eventbridge.NamePrefix(gameID)),
+	})
+	if err != nil {
+		t.Fatalf("ListSchedules(%s): %v", gameID, err)
+	}
+	var names []string
+	for _, sc := range list.Schedules {
+		names = append(names, aws.ToString(sc.Name))
+	}
+	return names
+}
+
 // checkSchedule finds the game's one live schedule in moto and checks that
 // it invokes the timeout function with the task.
 func checkSchedule(t *testing.T, s *stack, task service.TimeoutTask) {
 	t.Helper()
-	list, err := s.sched.ListSchedules(context.Background(), &scheduler.ListSchedulesInput{
-		GroupName: aws.String(scheduleGroup), NamePrefix: aws.String(eventbridge.NamePrefix(task.GameID)),
-	})
-	if err != nil || len(list.Schedules) != 1 {
-		var names []string
-		if list != nil {
-			for _, sc := range list.Schedules {
-				names = append(names, aws.ToString(sc.Name))
-			}
-		}
-		t.Fatalf("schedules of game %s: %q, %v; want exactly one", task.GameID, names, err)
+	names := listSchedules(t, s, task.GameID)
+	if len(names) != 1 {
+		t.Fatalf("schedules of game %s: %q; want exactly one", task.GameID, names)
 	}
-	name := aws.ToString(list.Schedules[0].Name)
+	name := names[0]
 	out, err := s.sched.GetSchedule(context.Background(), &scheduler.GetScheduleInput{Name: aws.String(name), GroupName: aws.String(scheduleGroup)})
 	if err != nil {
 		t.Fatalf("GetSchedule(%s): %v", name, err)

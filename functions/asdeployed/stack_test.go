@@ -25,6 +25,7 @@ import (
 	"chessapi/deploy"
 	"chessapi/infra/emulator"
 	"chessapi/infra/rie"
+	"chessapi/internal/apispec"
 	"chessapi/shared/game"
 	"chessapi/shared/service"
 	"chessapi/shared/store/dynamostore"
@@ -38,7 +39,7 @@ const (
 	scheduleGroup   = stackName + "-deadlines"
 	schedulerRole   = "arn:aws:iam::123456789012:role/chessapi-SchedulerInvokeRole"
 	timeoutFunction = "arn:aws:lambda:us-east-1:123456789012:function:chessapi-timeout"
-	aiFunction      = stackName + "-ai"
+	aiFunction      = stackName + "-ai-seat" // AI_FUNCTION_NAME: the AI seats' function
 )
 
 // functionSpec is how the template configures one function.
@@ -52,6 +53,8 @@ var (
 	moveSpec    = functionSpec{"move", 512, 28 * time.Second}
 	timeoutSpec = functionSpec{"timeout", 256, 10 * time.Second}
 	aiSpec      = functionSpec{"ai", 1769, 15 * time.Second}
+	streamSpec  = functionSpec{"stream", 256, 10 * time.Second}
+	fanoutSpec  = functionSpec{"fanout", 512, 30 * time.Second}
 )
 
 // Built once per test binary: building is the slow part.
@@ -87,7 +90,7 @@ func buildFunctions(t testing.TB) {
 		if buildDir, buildErr = os.MkdirTemp("", "asdeployed-"); buildErr != nil {
 			return
 		}
-		for _, fn := range []string{"move", "timeout", "ai"} {
+		for _, fn := range []string{"move", "timeout", "ai", "stream", "fanout"} {
 			dir := filepath.Join(buildDir, fn)
 			if buildErr = os.Mkdir(dir, 0o755); buildErr != nil {
 				return
@@ -104,23 +107,33 @@ func buildFunctions(t testing.TB) {
 	}
 }
 
-// stack is the deployed service, locally: moto for DynamoDB and the
-// scheduler, a recorder standing in for Lambda's Invoke API, and the
-// functions under the emulator.
+// stack is the deployed service, locally: moto for DynamoDB (with the games
+// table's change stream) and the scheduler, behind a proxy that counts the
+// functions' calls; recorders standing in for Lambda's Invoke API and the
+// WebSocket API's @connections endpoint; and the functions under the
+// emulator.
 type stack struct {
-	moto    string
-	table   string
-	db      *dynamodb.Client
-	sched   *scheduler.Client
-	store   *dynamostore.Store
-	invokes *invokeRecorder
+	moto      string
+	calls     *emulator.CallCounter // the functions reach moto through it
+	table     string
+	dataTable string
+	db        *dynamodb.Client
+	sched     *scheduler.Client
+	store     *dynamostore.Store
+	data      *dynamostore.Data
+	changes   *emulator.ChangeStream
+	invokes   *invokeRecorder
+	conns     *connectionsRecorder
 }
 
 func newStack(t testing.TB) *stack {
 	t.Helper()
 	buildFunctions(t)
-	s := &stack{moto: emulator.StartMoto(t), invokes: &invokeRecorder{}}
+	s := &stack{moto: emulator.StartMoto(t), invokes: &invokeRecorder{}, conns: newConnectionsRecorder()}
+	s.calls = emulator.CountCalls(t, s.moto)
 	s.table = emulator.NewGamesTable(t, s.moto)
+	s.changes = emulator.EnableChangeStream(t, s.moto, s.table)
+	s.dataTable = emulator.NewDataTable(t, s.moto)
 	cfg := emulator.Config(s.moto)
 	s.db = dynamodb.NewFromConfig(cfg)
 	s.sched = scheduler.NewFromConfig(cfg)
@@ -133,9 +146,15 @@ func newStack(t testing.TB) *stack {
 		t.Fatal(err)
 	}
 	s.store = store
+	if s.data, err = dynamostore.NewData(s.db, s.dataTable); err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(s.invokes)
 	t.Cleanup(srv.Close)
 	s.invokes.url = srv.URL
+	conns := httptest.NewServer(s.conns)
+	t.Cleanup(conns.Close)
+	s.conns.url = conns.URL
 	return s
 }
 
@@ -152,8 +171,8 @@ func (s *stack) env(spec functionSpec) map[string]string {
 		"AWS_REGION":                 emulator.Region,
 		"AWS_ACCESS_KEY_ID":          "test",
 		"AWS_SECRET_ACCESS_KEY":      "test",
-		"AWS_ENDPOINT_URL_DYNAMODB":  s.moto,
-		"AWS_ENDPOINT_URL_SCHEDULER": s.moto,
+		"AWS_ENDPOINT_URL_DYNAMODB":  s.calls.URL,
+		"AWS_ENDPOINT_URL_SCHEDULER": s.calls.URL,
 		"AWS_ENDPOINT_URL_LAMBDA":    s.invokes.url,
 	}
 	switch spec.name {
@@ -161,8 +180,43 @@ func (s *stack) env(spec functionSpec) map[string]string {
 		env["AI_FUNCTION_NAME"] = aiFunction
 	case "ai":
 		env["AI_API_KEY"] = deploy.SampleAIAPIKey
+	case "stream":
+		env["DATA_TABLE"] = s.dataTable
+		env["STREAM_ENDPOINT"] = s.conns.url + "/" + streamStage
+	case "fanout":
+		env["AI_FUNCTION_NAME"] = aiFunction
+		env["DATA_TABLE"] = s.dataTable
+		env["STREAM_ENDPOINT"] = s.conns.url + "/" + streamStage
 	}
 	return env
+}
+
+// streamStage is the WebSocket API's stage (template.yaml's StreamStage).
+const streamStage = "v1"
+
+// pump does what Lambda's event source mapping does for the games table's
+// change stream: every record written since the last pump goes to the
+// fan-out function, as one batch. It returns how many records there were
+// and fails the test if the function reported any of them as failed.
+func (s *stack) pump(t testing.TB, fanout *rie.Function) int {
+	t.Helper()
+	ev, err := s.changes.Next(context.Background())
+	if err != nil {
+		t.Fatalf("reading the change stream: %v", err)
+	}
+	if len(ev.Records) == 0 {
+		return 0
+	}
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := invoke(t, fanout, "fan-out", payload)
+	var resp events.DynamoDBEventResponse
+	if err := json.Unmarshal(res.Payload, &resp); err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("fan-out of %d records: %s (%v); want every record done\nlog:\n%s", len(ev.Records), res.Payload, err, strings.Join(res.Logs, "\n"))
+	}
+	return len(ev.Records)
 }
 
 // start runs a function under the emulator with env; it stops with the test.
@@ -208,6 +262,15 @@ func invokeHTTP(t testing.TB, f *rie.Function, what string, payload []byte) (eve
 	var resp events.APIGatewayV2HTTPResponse
 	if err := json.Unmarshal(res.Payload, &resp); err != nil || resp.StatusCode == 0 {
 		t.Fatalf("invoke %s: payload %s is not an HTTP API response (%v)", what, res.Payload, err)
+	}
+	if _, bench := t.(*testing.B); !bench { // every answer follows openapi.yaml
+		var req events.APIGatewayV2HTTPRequest
+		if err := json.Unmarshal(payload, &req); err != nil {
+			t.Fatalf("invoke %s: %v", what, err)
+		}
+		if err := apispec.MustLoad(t).ValidateAPIGateway(req, resp); err != nil {
+			t.Errorf("invoke %s: the answer breaks openapi.yaml: %v", what, err)
+		}
 	}
 	return resp, res
 }
@@ -256,6 +319,100 @@ func (r *invokeRecorder) take() []recordedInvoke {
 	calls := r.calls
 	r.calls = nil
 	return calls
+}
+
+// connectionsRecorder stands in for the WebSocket API's management
+// endpoint (POST /{stage}/@connections/{id}): it records each message by
+// connection, checks the request is SigV4-signed for execute-api, and
+// answers 410 for connections marked gone, as API Gateway does for a
+// closed connection.
+type connectionsRecorder struct {
+	url   string
+	mu    sync.Mutex
+	posts map[string][]streamMessage
+	gone  map[string]bool
+	count int
+}
+
+// streamMessage is what the tests read of a posted message.
+type streamMessage struct {
+	Type    string `json:"type"`
+	GameID  string `json:"gameId"`
+	Version int64  `json:"version"`
+	Events  []struct {
+		Type string `json:"type"`
+		UCI  string `json:"uci"`
+	} `json:"events"`
+	Game *struct {
+		Version    int64             `json:"version"`
+		You        *string           `json:"you"`
+		LegalMoves []json.RawMessage `json:"legalMoves"`
+		Moves      []struct {
+			UCI string `json:"uci"`
+		} `json:"moves"`
+	} `json:"game"`
+	Code string `json:"code"`
+}
+
+func newConnectionsRecorder() *connectionsRecorder {
+	return &connectionsRecorder{posts: map[string][]streamMessage{}, gone: map[string]bool{}}
+}
+
+var connectionsPath = regexp.MustCompile(`^/` + streamStage + `/@connections/([^/]+)$`)
+
+func (r *connectionsRecorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	m := connectionsPath.FindStringSubmatch(req.URL.EscapedPath())
+	auth := req.Header.Get("Authorization")
+	if req.Method != http.MethodPost || m == nil {
+		http.Error(w, `{"message":"not the @connections API"}`, http.StatusNotFound)
+		return
+	}
+	if !strings.HasPrefix(auth, "AWS4-HMAC-SHA256 ") || !strings.Contains(auth, "/execute-api/aws4_request") {
+		http.Error(w, `{"message":"Missing Authentication Token"}`, http.StatusForbidden)
+		return
+	}
+	id, _ := url.PathUnescape(m[1])
+	body, err := io.ReadAll(req.Body)
+	var msg streamMessage
+	if err == nil {
+		err = json.Unmarshal(body, &msg)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.count++
+	switch {
+	case err != nil:
+		http.Error(w, `{"message":"bad body"}`, http.StatusBadRequest)
+	case r.gone[id]:
+		http.Error(w, `{"message":"GoneException"}`, http.StatusGone)
+	default:
+		r.posts[id] = append(r.posts[id], msg)
+		w.WriteHeader(http.StatusOK)
+	}
+}
+
+// take returns and forgets the messages posted to a connection.
+func (r *connectionsRecorder) take(conn string) []streamMessage {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.posts[conn]
+	delete(r.posts, conn)
+	return out
+}
+
+// requests returns how many posts were made since the last call.
+func (r *connectionsRecorder) requests() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := r.count
+	r.count = 0
+	return n
+}
+
+func (r *connectionsRecorder) setGone(conn string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.gone[conn] = true
 }
 
 // loadEvents reads events/ (strictly decoded into each handler's input type).

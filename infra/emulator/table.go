@@ -57,3 +57,16 @@ func notImplemented(err error) bool {
 	code := apiErr.ErrorCode()
 	return code == "UnknownOperationException" || strings.Contains(code, "NotImplemented")
 }
+
+// NewDataTable creates a data table (dynamostore.CreateDataTable: pk/sk and
+// the gsi1 index) with a fresh name on the emulator at endpoint.
+func NewDataTable(t testing.TB, endpoint string) string {
+	t.Helper()
+	table := fmt.Sprintf("data-%d", tableSeq.Add(1))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := dynamostore.CreateDataTable(ctx, dynamodb.NewFromConfig(Config(endpoint)), table); err != nil {
+		t.Fatalf("emulator: %v", err)
+	}
+	return table
+}

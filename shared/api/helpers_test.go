@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"chessapi/internal/apispec"
 	"chessapi/shared/aiplayer"
-	"chessapi/shared/internal/apispec"
 	"chessapi/shared/internal/fakeclock"
 	"chessapi/shared/service"
 	"chessapi/shared/store/boltstore"
@@ -50,6 +50,13 @@ type testAPI struct {
 
 func newTestAPI(t *testing.T, mutate ...func(*Deps)) *testAPI {
 	t.Helper()
+	return newTestAPIWith(t, nil, mutate...)
+}
+
+// newTestAPIWith is newTestAPI with the service's configuration adjusted by
+// configure before the service is made (a store wrapper, no engine, ...).
+func newTestAPIWith(t *testing.T, configure func(*service.Config), mutate ...func(*Deps)) *testAPI {
+	t.Helper()
 	store, err := boltstore.Open(filepath.Join(t.TempDir(), "games.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -58,12 +65,16 @@ func newTestAPI(t *testing.T, mutate ...func(*Deps)) *testAPI {
 	clock := fakeclock.New(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	trigger := &recordingTrigger{}
 	pool := aiplayer.NewPool(1, 1).WithoutPacing()
-	svc, err := service.New(service.Config{
+	cfg := service.Config{
 		Store:     store,
 		AITrigger: trigger,
 		Engine:    pool,
 		Now:       clock.Now,
-	})
+	}
+	if configure != nil {
+		configure(&cfg)
+	}
+	svc, err := service.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"chessapi/shared/internal/apispec"
+	"chessapi/internal/apispec"
 )
 
 // openapi.yaml is the API's contract. Loading it (apispec.Load) validates it

@@ -98,6 +98,10 @@ type StreamMessage struct {
 	Version int64           `json:"version,omitempty"`
 	Events  json.RawMessage `json:"events,omitempty"`
 	Game    *game.View      `json:"game,omitempty"`
+	// GameOmitted marks a message sent without its view because the view
+	// was too large for the transport (API Gateway's 128 KB message
+	// limit); the client reads it with GET /v1/games/{id}.
+	GameOmitted bool `json:"gameOmitted,omitempty"`
 	// Error messages.
 	Code    string `json:"code,omitempty"`
 	Message string `json:"message,omitempty"`

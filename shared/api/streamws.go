@@ -279,7 +279,7 @@ func (c *streamConn) handle(ctx context.Context, data []byte) {
 		old := c.subs[req.GameID]
 		if old == nil && len(c.subs) >= MaxSubscriptions {
 			c.mu.Unlock()
-			c.enqueue(StreamError(errTooManySubscriptions, req.GameID, c.lang))
+			c.enqueue(StreamError(ErrTooManySubscriptions, req.GameID, c.lang))
 			return
 		}
 		sub := &streamSub{c: c, gameID: req.GameID, quit: make(chan struct{}), done: make(chan struct{})}
@@ -292,7 +292,8 @@ func (c *streamConn) handle(ctx context.Context, data []byte) {
 	}
 }
 
-var errTooManySubscriptions = &apiError{Status: http.StatusTooManyRequests, Code: "too_many_subscriptions"}
+// ErrTooManySubscriptions refuses an 11th game on one connection.
+var ErrTooManySubscriptions error = &apiError{Status: http.StatusTooManyRequests, Code: "too_many_subscriptions"}
 
 // shutdown closes the connection once and ends its subscriptions.
 func (c *streamConn) shutdown(code websocket.StatusCode, reason string) {

@@ -10,11 +10,14 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"chessapi/shared/aiplayer"
 	"chessapi/shared/aitrigger/lambdainvoke"
 	"chessapi/shared/app"
+	"chessapi/shared/push"
+	"chessapi/shared/push/apigwpost"
 	"chessapi/shared/schedule/eventbridge"
 	"chessapi/shared/service"
 	"chessapi/shared/store/dynamostore"
@@ -38,6 +41,17 @@ type Deps struct {
 	Now func() time.Time
 	// Random is the source of ids and tokens; nil for crypto/rand.
 	Random io.Reader
+	// Connections keeps the stream's connections and subscriptions (the
+	// data table); stream and fanout only.
+	Connections push.Connections
+	// NewPoster returns the sender to the connections of a WebSocket API
+	// stage (its https URL); stream and fanout only.
+	NewPoster func(endpoint string) (push.Poster, error)
+	// Effects says who runs a commit's effects (timer, AI trigger): on AWS
+	// the fan-out function, fed by the table's change stream
+	// (service.EffectsByStream), so they happen even when the writer dies
+	// right after its write; the writer itself in tests without a stream.
+	Effects service.EffectsMode
 }
 
 // App is one function, wired: the service, and for the HTTP functions the
@@ -47,8 +61,15 @@ type App struct {
 	fn      Function
 	log     *slog.Logger
 	service *service.Service
-	// httpProxy is nil in the timeout function, which serves no HTTP.
+	// httpProxy is nil in the functions that serve no HTTP (timeout,
+	// stream, fanout).
 	httpProxy *httpadapter.HandlerAdapterV2
+
+	// The stream (stream and fanout functions).
+	connections    push.Connections
+	newPoster      func(endpoint string) (push.Poster, error)
+	streamEndpoint string // STREAM_ENDPOINT; "" takes it from the events
+	hubs           hubCache
 }
 
 // NewApp wires fn on deps through the composition root (shared/app):
@@ -60,6 +81,10 @@ type App struct {
 //   - ai: the same HTTP API with one engine (a Lambda instance serves one
 //     request at a time) for the third-party endpoint and AI seats, its
 //     table sized from the function's memory.
+//   - stream: the WebSocket API's routes (connections and subscriptions in
+//     the data table, views and presence through the service).
+//   - fanout: the games table's change stream: each committed version is
+//     pushed to its subscribers and its effects run (Service.Committed).
 func NewApp(cfg Config, deps Deps) (*App, error) {
 	if deps.Store == nil {
 		return nil, fmt.Errorf("lambdafn: %s function: no store", cfg.Function)
@@ -75,6 +100,7 @@ func NewApp(cfg Config, deps Deps) (*App, error) {
 		Logger:       log,
 		Now:          deps.Now,
 		Random:       deps.Random,
+		Effects:      deps.Effects,
 	}
 	if deps.Scheduler != nil {
 		ac.NewScheduler = func(app.TimeoutHandler) (service.Scheduler, error) { return deps.Scheduler, nil }
@@ -84,6 +110,10 @@ func NewApp(cfg Config, deps Deps) (*App, error) {
 	}
 	switch cfg.Function {
 	case Move, Timeout:
+	case Stream, Fanout:
+		if deps.Connections == nil || deps.NewPoster == nil {
+			return nil, fmt.Errorf("lambdafn: %s function: no stream connections or poster", cfg.Function)
+		}
 	case AI:
 		ac.Engine = aiplayer.NewPool(1, HashMB(cfg.MemoryMB))
 	default:
@@ -93,8 +123,9 @@ func NewApp(cfg Config, deps Deps) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lambdafn: %s function: %w", cfg.Function, err)
 	}
-	a := &App{fn: cfg.Function, log: log, service: wired.Service}
-	if cfg.Function != Timeout {
+	a := &App{fn: cfg.Function, log: log, service: wired.Service,
+		connections: deps.Connections, newPoster: deps.NewPoster, streamEndpoint: cfg.StreamEndpoint}
+	if cfg.Function == Move || cfg.Function == AI {
 		a.httpProxy = httpadapter.NewV2(wired.Handler)
 	}
 	return a, nil
@@ -137,25 +168,37 @@ func FromEnv(ctx context.Context, fn Function, getenv func(string) string) (*App
 	return app, nil
 }
 
-// awsDeps builds the AWS adapters fn needs.
+// awsDeps builds the AWS adapters fn needs. On AWS a commit's effects (the
+// game's schedule, the AI turn) are the fan-out's, which runs them from the
+// games table's change stream; so only the fan-out and the timeout
+// function (which re-arms and re-triggers without a write) get the
+// scheduler and the AI trigger, and the others hold no permission for them.
 func awsDeps(awsCfg aws.Config, cfg Config) (Deps, error) {
-	var deps Deps
+	deps := Deps{Effects: service.EffectsByStream}
 	store, err := dynamostore.NewFromConfig(awsCfg, cfg.GamesTable)
 	if err != nil {
 		return deps, fmt.Errorf("lambdafn: %s function: %w", cfg.Function, err)
 	}
 	deps.Store = store
-	sched, err := eventbridge.NewFromConfig(awsCfg, cfg.Schedule)
-	if err != nil {
-		return deps, fmt.Errorf("lambdafn: %s function: %w", cfg.Function, err)
-	}
-	deps.Scheduler = sched
-	if cfg.AIFunctionName != "" {
+	if cfg.Function == Timeout || cfg.Function == Fanout {
+		sched, err := eventbridge.NewFromConfig(awsCfg, cfg.Schedule)
+		if err != nil {
+			return deps, fmt.Errorf("lambdafn: %s function: %w", cfg.Function, err)
+		}
+		deps.Scheduler = sched
 		trigger, err := lambdainvoke.NewFromConfig(awsCfg, cfg.AIFunctionName)
 		if err != nil {
 			return deps, fmt.Errorf("lambdafn: %s function: %w", cfg.Function, err)
 		}
 		deps.AITrigger = trigger
+	}
+	if cfg.DataTable != "" {
+		data, err := dynamostore.NewData(dynamodb.NewFromConfig(awsCfg), cfg.DataTable)
+		if err != nil {
+			return deps, fmt.Errorf("lambdafn: %s function: %w", cfg.Function, err)
+		}
+		deps.Connections = data
+		deps.NewPoster = func(endpoint string) (push.Poster, error) { return apigwpost.New(awsCfg, endpoint) }
 	}
 	return deps, nil
 }

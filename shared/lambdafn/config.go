@@ -26,6 +26,8 @@ const (
 	Move    Function = "move"    // the game HTTP API
 	Timeout Function = "timeout" // target of the deadline schedules
 	AI      Function = "ai"      // POST /v1/ai/move and async AI-seat moves
+	Stream  Function = "stream"  // the WebSocket API's routes ($connect, $disconnect, messages)
+	Fanout  Function = "fanout"  // the games table's change stream: push and commit effects
 )
 
 // Environment variables (SPEC §10). The scheduler's come from its adapter,
@@ -38,6 +40,13 @@ const (
 	// EnvMemoryMB is set by Lambda itself to the function's memory size; the
 	// AI function sizes its transposition table from it.
 	EnvMemoryMB = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"
+	// EnvDataTable names the data table (stream connections, players).
+	EnvDataTable = "DATA_TABLE"
+	// EnvStreamEndpoint is the WebSocket API stage's connections URL
+	// (https://{api}.execute-api.{region}.amazonaws.com/{stage}), where
+	// the fan-out posts. The stream function takes it from its events
+	// unless this is set.
+	EnvStreamEndpoint = "STREAM_ENDPOINT"
 )
 
 // required lists, per function, the variables that must be set. AI_API_KEY
@@ -46,6 +55,8 @@ var required = map[Function][]string{
 	Move:    {EnvGamesTable, eventbridge.EnvGroup, eventbridge.EnvRoleARN, eventbridge.EnvTargetARN, EnvAIFunctionName},
 	Timeout: {EnvGamesTable, eventbridge.EnvGroup, eventbridge.EnvRoleARN, eventbridge.EnvTargetARN, EnvAIFunctionName},
 	AI:      {EnvGamesTable, eventbridge.EnvGroup, eventbridge.EnvRoleARN, eventbridge.EnvTargetARN},
+	Stream:  {EnvGamesTable, EnvDataTable},
+	Fanout:  {EnvGamesTable, EnvDataTable, EnvStreamEndpoint, eventbridge.EnvGroup, eventbridge.EnvRoleARN, eventbridge.EnvTargetARN, EnvAIFunctionName},
 }
 
 // Config is one function's configuration.
@@ -63,6 +74,11 @@ type Config struct {
 	// MemoryMB is the function's memory size as Lambda reports it; 0 when
 	// unknown.
 	MemoryMB int
+	// DataTable is the data table (stream and fanout).
+	DataTable string
+	// StreamEndpoint is where the fan-out posts (fanout; optional for
+	// stream).
+	StreamEndpoint string
 }
 
 // ErrConfig is wrapped by every configuration error.
@@ -112,20 +128,29 @@ func LoadConfig(fn Function, getenv func(string) string) (Config, error) {
 			Group:     strings.TrimSpace(getenv(eventbridge.EnvGroup)),
 			RoleARN:   strings.TrimSpace(getenv(eventbridge.EnvRoleARN)),
 			TargetARN: strings.TrimSpace(getenv(eventbridge.EnvTargetARN)),
+			// Optional: where EventBridge Scheduler puts a deadline it
+			// could not deliver after its retries.
+			DeadLetterARN: strings.TrimSpace(getenv(eventbridge.EnvDLQARN)),
 		},
 	}
 	// Checked here as well as by the scheduler adapter, so that the mistake
 	// is reported before any AWS client is made.
 	for _, v := range []struct{ name, value string }{
 		{eventbridge.EnvRoleARN, cfg.Schedule.RoleARN}, {eventbridge.EnvTargetARN, cfg.Schedule.TargetARN},
+		{eventbridge.EnvDLQARN, cfg.Schedule.DeadLetterARN},
 	} {
-		if !strings.HasPrefix(v.value, "arn:") {
+		if v.value != "" && !strings.HasPrefix(v.value, "arn:") { // the DLQ is optional
 			return Config{}, &ConfigError{Function: fn, Var: v.name, Problem: fmt.Sprintf("= %q is not an ARN", v.value)}
 		}
 	}
 	switch fn {
-	case Move, Timeout:
+	case Move, Timeout, Stream, Fanout:
 		cfg.AIFunctionName = strings.TrimSpace(getenv(EnvAIFunctionName))
+		cfg.DataTable = strings.TrimSpace(getenv(EnvDataTable))
+		cfg.StreamEndpoint = strings.TrimSpace(getenv(EnvStreamEndpoint))
+		if cfg.StreamEndpoint != "" && !strings.HasPrefix(cfg.StreamEndpoint, "https://") && !strings.HasPrefix(cfg.StreamEndpoint, "http://") {
+			return Config{}, &ConfigError{Function: fn, Var: EnvStreamEndpoint, Problem: fmt.Sprintf("= %q is not a URL", cfg.StreamEndpoint)}
+		}
 	case AI:
 		// The key is compared byte for byte; surrounding blanks would be a
 		// key nobody can send, so they are a configuration mistake.

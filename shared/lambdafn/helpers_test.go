@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"chessapi/deploy"
+	"chessapi/internal/apispec"
 	"chessapi/shared/chess"
 	"chessapi/shared/game"
 	"chessapi/shared/service"
@@ -325,6 +326,15 @@ func deref(s *string) string {
 		return "<nil>"
 	}
 	return *s
+}
+
+// checkContract validates the function's answer to an HTTP event against
+// openapi.yaml (status, headers, body).
+func checkContract(t *testing.T, req events.APIGatewayV2HTTPRequest, resp events.APIGatewayV2HTTPResponse) {
+	t.Helper()
+	if err := apispec.MustLoad(t).ValidateAPIGateway(req, resp); err != nil {
+		t.Errorf("the answer breaks openapi.yaml: %v", err)
+	}
 }
 
 func decodeResponse(t *testing.T, name string, resp events.APIGatewayV2HTTPResponse) response {

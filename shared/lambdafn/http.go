@@ -115,17 +115,3 @@ func errorResponse(ev events.APIGatewayV2HTTPRequest, err error) events.APIGatew
 		Body:       string(body),
 	}
 }
-
-// header is a request header by its lower-case name (HTTP API v2 events
-// carry lower-case names; any case is accepted).
-func header(h map[string]string, name string) string {
-	if v, ok := h[name]; ok {
-		return v
-	}
-	for k, v := range h {
-		if strings.EqualFold(k, name) {
-			return v
-		}
-	}
-	return ""
-}

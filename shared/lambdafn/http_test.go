@@ -132,6 +132,7 @@ func TestHandleHTTPAlwaysAnswersHTTP(t *testing.T) {
 			if ct := resp.Headers["Content-Type"]; ct != "application/json; charset=utf-8" {
 				t.Errorf("HandleHTTP(%s) Content-Type = %q; want JSON", tt.ev.RawPath, ct)
 			}
+			checkContract(t, tt.ev, resp) // the adapter's own answers follow openapi.yaml too
 		})
 	}
 }

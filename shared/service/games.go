@@ -547,3 +547,6 @@ func (s *Service) Observe(ctx context.Context, gameID string, c Caller) (Observa
 func (s *Service) ViewFor(st *game.State, seat *chess.Color) (*game.View, error) {
 	return game.ViewOf(st, seat, s.now())
 }
+
+// Decode reads a stored record (the fan-out function's stream records).
+func (s *Service) Decode(rec GameRecord) (*game.State, error) { return s.decode(rec) }

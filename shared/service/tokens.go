@@ -89,8 +89,11 @@ func validGameID(id string) bool {
 
 // seatOf returns the colour of the seat whose token this is. Both seats are
 // always compared, so timing does not reveal which one matched.
-func seatOf(st *game.State, token string) (chess.Color, bool) {
-	h := []byte(HashToken(token))
+func seatOf(st *game.State, c Caller) (chess.Color, bool) {
+	h := []byte(c.TokenHash)
+	if c.Token != "" {
+		h = []byte(HashToken(c.Token))
+	}
 	var match [2]int
 	for _, c := range []chess.Color{chess.White, chess.Black} {
 		stored := st.Seats[c].TokenHash
@@ -113,7 +116,14 @@ func seatOf(st *game.State, token string) (chess.Color, bool) {
 // the game.
 type Caller struct {
 	Token string // "" for a spectator
+	// TokenHash stands for Token where only the hash was kept (a stream
+	// connection's token, stored with the connection); Token wins when
+	// both are set.
+	TokenHash string
 }
+
+// anonymous reports whether the caller holds no token.
+func (c Caller) anonymous() bool { return c.Token == "" && c.TokenHash == "" }
 
 // authorize resolves the caller against a game: a spectator (nil colour),
 // a seat, or ErrForbidden for a token that is not a seat of this game.
@@ -123,12 +133,12 @@ func (s *Service) authorize(st *game.State, c Caller, a access) (*chess.Color, e
 	switch {
 	case a == system:
 		return nil, nil
-	case c.Token == "" && a == seatOnly:
+	case c.anonymous() && a == seatOnly:
 		return nil, ErrUnauthorized
-	case c.Token == "":
+	case c.anonymous():
 		return nil, nil
 	}
-	color, ok := seatOf(st, c.Token)
+	color, ok := seatOf(st, c)
 	if !ok {
 		return nil, ErrForbidden
 	}

@@ -70,6 +70,16 @@ func encodeItem(rec service.GameRecord) map[string]types.AttributeValue {
 	return item
 }
 
+// EncodeItem is the item of a record (tests that play the table's change
+// stream build their records with it).
+func EncodeItem(rec service.GameRecord) map[string]types.AttributeValue { return encodeItem(rec) }
+
+// DecodeItem is the record of an item read from the table or its change
+// stream (the fan-out function reads stream images with it).
+func DecodeItem(item map[string]types.AttributeValue) (service.GameRecord, error) {
+	return decodeItem(item)
+}
+
 // decodeItem turns an item read from the table back into a record. A
 // missing or malformed attribute is an *ItemError: the table holds
 // something this code did not write.

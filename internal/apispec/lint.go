@@ -387,3 +387,18 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// StreamErrorCodes lists the codes of components.schemas.StreamError, the
+// error message of the WebSocket stream.
+func (s *Spec) StreamErrorCodes() []string {
+	ref := s.Doc.Components.Schemas["StreamError"]
+	if ref == nil || ref.Value == nil || ref.Value.Properties["code"] == nil {
+		return nil
+	}
+	var out []string
+	for _, v := range ref.Value.Properties["code"].Value.Enum {
+		out = append(out, fmt.Sprint(v))
+	}
+	sort.Strings(out)
+	return out
+}

@@ -50,6 +50,7 @@ func TestValidateResponse(t *testing.T) {
 		{"unknown route, wrong code", exchange("GET", "/v1/nope", "", 404, nil, notFound), false},
 		{"unknown route, wrong status", exchange("GET", "/v1/nope", "", 400, nil, `{"error":{"code":"not_found","message":"x"}}`), false},
 		{"method not allowed", exchange("DELETE", "/v1/positions", "", 405, http.Header{"Allow": {"POST"}}, `{"error":{"code":"method_not_allowed","message":"x"}}`), true},
+		{"method not allowed on a templated path", exchange("DELETE", "/v1/games/abcdefgh1234", "", 405, http.Header{"Allow": {"GET"}}, `{"error":{"code":"method_not_allowed","message":"x"}}`), true},
 		{"method not allowed without Allow", exchange("DELETE", "/v1/positions", "", 405, nil, `{"error":{"code":"method_not_allowed","message":"x"}}`), false},
 		{"created without Location", exchange("POST", "/v1/games", "", 201, nil, `{}`), false},
 		{"no_legal_moves without status", exchange("POST", "/v1/ai/move", "{}", 422, nil, `{"error":{"code":"no_legal_moves","message":"x"}}`), false},

@@ -1,0 +1,84 @@
+package emulator
+
+import (
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// CallCounter is a reverse proxy in front of an AWS emulator that counts
+// the API calls made through it, by operation ("dynamodb:GetItem",
+// "scheduler:CreateSchedule"). Pointing a function's endpoint variables at
+// it measures the requests a step costs (docs/operations.md takes its
+// figures from these counts).
+type CallCounter struct {
+	// URL is the proxy's endpoint.
+	URL    string
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+// CountCalls starts a counting proxy to the emulator at target; it stops
+// with the test.
+func CountCalls(t testing.TB, target string) *CallCounter {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatalf("emulator: %v", err)
+	}
+	c := &CallCounter{counts: map[string]int{}}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.mu.Lock()
+		c.counts[Operation(r)]++
+		c.mu.Unlock()
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	c.URL = srv.URL
+	return c
+}
+
+// Take returns the counts since the last Take and starts again from zero.
+func (c *CallCounter) Take() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := maps.Clone(c.counts)
+	clear(c.counts)
+	return out
+}
+
+// Operation names the AWS API operation of a request: JSON-protocol
+// services (DynamoDB) name it in X-Amz-Target; EventBridge Scheduler is a
+// REST API whose operation follows from the method and the path.
+func Operation(r *http.Request) string {
+	if target := r.Header.Get("X-Amz-Target"); target != "" {
+		service, op, _ := strings.Cut(target, ".")
+		if strings.HasPrefix(service, "DynamoDB") {
+			service = "dynamodb"
+		}
+		return service + ":" + op
+	}
+	path := strings.Trim(r.URL.Path, "/")
+	parts := strings.Split(path, "/")
+	if parts[0] == "schedules" {
+		switch {
+		case len(parts) == 1 && r.Method == http.MethodGet:
+			return "scheduler:ListSchedules"
+		case len(parts) == 2 && r.Method == http.MethodPost:
+			return "scheduler:CreateSchedule"
+		case len(parts) == 2 && r.Method == http.MethodPut:
+			return "scheduler:UpdateSchedule"
+		case len(parts) == 2 && r.Method == http.MethodDelete:
+			return "scheduler:DeleteSchedule"
+		case len(parts) == 2 && r.Method == http.MethodGet:
+			return "scheduler:GetSchedule"
+		}
+	}
+	return r.Method + " /" + path
+}

@@ -1,0 +1,114 @@
+// Package apigwpost posts stream messages to API Gateway WebSocket
+// connections through the @connections management API:
+//
+//	POST {endpoint}/@connections/{connectionId}   body: the message
+//
+// signed with SigV4 for the service "execute-api". It is a plain HTTP call
+// (the SDK's apigatewaymanagementapi module is not available to this build),
+// with the SDK's credentials, signer and retryer.
+package apigwpost
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+
+	"chessapi/shared/push"
+)
+
+// Poster is a push.Poster on the management API of one WebSocket API stage.
+type Poster struct {
+	endpoint string
+	region   string
+	creds    aws.CredentialsProvider
+	signer   *v4.Signer
+	client   *http.Client
+	// attempts bounds the tries of one post on throttling and 5xx.
+	attempts int
+}
+
+var _ push.Poster = (*Poster)(nil)
+
+// New returns a Poster for the stage whose connections URL is endpoint
+// (https://{api-id}.execute-api.{region}.amazonaws.com/{stage}, a stack
+// output; a local stand-in in tests).
+func New(awsCfg aws.Config, endpoint string) (*Poster, error) {
+	if endpoint == "" {
+		return nil, errors.New("apigwpost: no connections endpoint")
+	}
+	if _, err := url.Parse(endpoint); err != nil {
+		return nil, fmt.Errorf("apigwpost: endpoint %q: %w", endpoint, err)
+	}
+	if awsCfg.Credentials == nil {
+		return nil, errors.New("apigwpost: no credentials")
+	}
+	return &Poster{
+		endpoint: strings.TrimSuffix(endpoint, "/"),
+		region:   awsCfg.Region,
+		creds:    awsCfg.Credentials,
+		signer:   v4.NewSigner(),
+		client:   &http.Client{Timeout: 5 * time.Second},
+		attempts: 3,
+	}, nil
+}
+
+// Post sends data to the connection. A connection that is gone (410) is
+// push.ErrGone, never retried; throttling (429) and server errors are
+// retried a few times with a short backoff.
+func (p *Poster) Post(ctx context.Context, connID string, data []byte) error {
+	u := p.endpoint + "/@connections/" + url.PathEscape(connID)
+	sum := sha256.Sum256(data)
+	hash := hex.EncodeToString(sum[:])
+	var last error
+	for attempt := 0; attempt < p.attempts; attempt++ {
+		if attempt > 0 {
+			select {
+			case <-time.After(time.Duration(50<<attempt) * time.Millisecond):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(data))
+		if err != nil {
+			return fmt.Errorf("apigwpost: %w", err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		creds, err := p.creds.Retrieve(ctx)
+		if err != nil {
+			return fmt.Errorf("apigwpost: credentials: %w", err)
+		}
+		if err := p.signer.SignHTTP(ctx, creds, req, hash, "execute-api", p.region, time.Now()); err != nil {
+			return fmt.Errorf("apigwpost: sign: %w", err)
+		}
+		res, err := p.client.Do(req)
+		if err != nil {
+			last = err
+			continue
+		}
+		body, _ := io.ReadAll(io.LimitReader(res.Body, 1024))
+		res.Body.Close()
+		switch {
+		case res.StatusCode == http.StatusGone:
+			return push.ErrGone
+		case res.StatusCode >= 200 && res.StatusCode < 300:
+			return nil
+		case res.StatusCode == http.StatusTooManyRequests || res.StatusCode >= 500:
+			last = fmt.Errorf("status %d: %s", res.StatusCode, body)
+			continue
+		default:
+			return fmt.Errorf("apigwpost: post to %s: status %d: %s", connID, res.StatusCode, body)
+		}
+	}
+	return fmt.Errorf("apigwpost: post to %s: %d attempts: %w", connID, p.attempts, last)
+}

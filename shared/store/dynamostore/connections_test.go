@@ -1,0 +1,79 @@
+package dynamostore_test
+
+import (
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"chessapi/infra/emulator"
+	"chessapi/shared/push"
+	"chessapi/shared/store/dynamostore"
+)
+
+// TestConnectionsAgainstEmulators: the stream's connections and
+// subscriptions in the data table, on moto and dynalite.
+func TestConnectionsAgainstEmulators(t *testing.T) {
+	for _, kind := range emulators {
+		t.Run(string(kind), func(t *testing.T) {
+			endpoint := emulator.Start(t, kind)
+			table := emulator.NewDataTable(t, endpoint)
+			d, err := dynamostore.NewData(dynamodb.NewFromConfig(emulator.Config(endpoint)), table)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := t.Context()
+			exp := time.Now().Add(time.Hour)
+			if err := d.PutConnection(ctx, push.Connection{ID: "c1", TokenHash: "h1", Lang: "en", ExpiresAt: exp}); err != nil {
+				t.Fatal(err)
+			}
+			got, err := d.Connection(ctx, "c1")
+			if err != nil || got.TokenHash != "h1" || got.Lang != "en" {
+				t.Fatalf("Connection(c1) = %+v, %v", got, err)
+			}
+			if _, err := d.Connection(ctx, "nope"); !errors.Is(err, push.ErrNoConnection) {
+				t.Errorf("Connection(nope) = %v; want ErrNoConnection", err)
+			}
+			for i, g := range []string{"g1", "g2", "g3"} {
+				seat := []string{"white", "", "black"}[i]
+				if err := d.Subscribe(ctx, push.Subscription{GameID: g, ConnID: "c1", Seat: seat, TokenHash: "h1", Lang: "en", ExpiresAt: exp}, 3); err != nil {
+					t.Fatalf("Subscribe(%s) = %v", g, err)
+				}
+			}
+			if err := d.Subscribe(ctx, push.Subscription{GameID: "g4", ConnID: "c1", ExpiresAt: exp}, 3); !errors.Is(err, push.ErrTooManySubscriptions) {
+				t.Errorf("a 4th game with max 3 = %v; want ErrTooManySubscriptions", err)
+			}
+			if err := d.Subscribe(ctx, push.Subscription{GameID: "g2", ConnID: "c1", Seat: "", ExpiresAt: exp}, 3); err != nil {
+				t.Errorf("subscribing again to a followed game = %v; want nil", err)
+			}
+			d.Subscribe(ctx, push.Subscription{GameID: "g1", ConnID: "c2", Seat: "black", ExpiresAt: exp}, 3)
+			subs, err := d.Subscribers(ctx, "g1")
+			if err != nil || len(subs) != 2 || subs[0].ConnID != "c1" || subs[0].Seat != "white" || subs[0].TokenHash != "h1" || subs[1].ConnID != "c2" {
+				t.Fatalf("Subscribers(g1) = %+v, %v", subs, err)
+			}
+			if s, ok, err := d.Unsubscribe(ctx, "c1", "g3"); err != nil || !ok || s.Seat != "black" {
+				t.Errorf("Unsubscribe(c1, g3) = %+v, %v, %v", s, ok, err)
+			}
+			if _, ok, _ := d.Unsubscribe(ctx, "c1", "g3"); ok {
+				t.Errorf("a second Unsubscribe found the subscription again")
+			}
+			left, err := d.DeleteConnection(ctx, "c1")
+			var games []string
+			for _, s := range left {
+				games = append(games, s.GameID)
+			}
+			slices.Sort(games)
+			if err != nil || !slices.Equal(games, []string{"g1", "g2"}) {
+				t.Errorf("DeleteConnection(c1) = %q, %v; want g1 and g2", games, err)
+			}
+			if subs, _ := d.Subscribers(ctx, "g1"); len(subs) != 1 || subs[0].ConnID != "c2" {
+				t.Errorf("after deleting c1, g1's subscribers = %+v; want only c2", subs)
+			}
+			if _, err := d.Connection(ctx, "c1"); !errors.Is(err, push.ErrNoConnection) {
+				t.Errorf("c1 after DeleteConnection = %v", err)
+			}
+		})
+	}
+}
