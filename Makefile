@@ -31,7 +31,7 @@ NATIVE_BOOTSTRAPS := $(FUNCTIONS:%=bin/native/%/bootstrap)
 
 .PHONY: build build-native build-MoveFunction build-PollFunction build-TimeoutFunction build-AiFunction \
 	build-AiSeatFunction build-StreamFunction build-FanoutFunction \
-	lint run test test-deps check-tools strace rie clean FORCE
+	lint run test test-deps check-tools strace chromium rie clean FORCE
 
 ## build: bin/<fn>/bootstrap for Lambda (linux/arm64), as deployed.
 build: $(ARM64_BOOTSTRAPS)
@@ -96,13 +96,20 @@ test: test-deps
 	# run above has packages side by side on every core).
 	ENGINE_COMPLIANCE=1 $(GO) test -count=1 -run 'Compliance|WithinTime|DeadlineBounds' ./shared/engine
 
-test-deps: check-tools strace rie $(NPM_STAMP)
+test-deps: check-tools strace chromium rie $(NPM_STAMP)
 
 # strace traces the embedded store's syscalls in its durability test
 # (every acknowledged write fsynced first); installed from Debian's
 # packages when missing.
 strace:
 	@command -v strace >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq strace; }
+
+# Headless Chromium drives the web client in its browser tests
+# (cmd/local/browser_test.go), and fonts-nanum renders the Korean in their
+# screenshots; Debian's packages, installed when missing.
+chromium:
+	@{ command -v chromium >/dev/null 2>&1 && [ -d /usr/share/fonts/truetype/nanum ]; } || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-nanum; }
 
 # Tools the tests start but that no Go or npm command can install.
 check-tools:

@@ -24,6 +24,8 @@ const (
 	SampleGameID     = "Qm7vR2xKp9LwT4nZ8cHbYd"
 	SampleWhiteToken = "st_P1tE2NH9e3f6bwxiuLCdgx6UKnn6D4qyg3T_FxgvwqU"
 	SampleBlackToken = "st_7XWVxe9mJD0Ll6MD7vKpFCFGKstsG_VpeMbefMABhlE"
+	// SamplePlayerToken is the player token of the player routes' events.
+	SamplePlayerToken = "pt_Xq3LmV8rT2nBw9ZkC4hJ7pYs1dF6gUe0aRiOtNvM5cQ"
 	// SampleAIAPIKey is the x-api-key of the ai/move-* events; configure
 	// AI_API_KEY with it to have them accepted.
 	SampleAIAPIKey = "sample-partner-key-5f2c9e1a7b3d"

@@ -26,8 +26,9 @@ type (
 		RematchOf string         `json:"rematchOf,omitempty"`
 	}
 	opponentBody struct {
-		Type  string `json:"type"`
-		Level string `json:"level,omitempty"`
+		Type   string `json:"type"`
+		Level  string `json:"level,omitempty"`
+		Invite string `json:"invite,omitempty"`
 	}
 	playerBody struct {
 		ID   string `json:"id,omitempty"`
@@ -73,8 +74,13 @@ type (
 	emptyPayload struct{}
 )
 
-// seatRoutes need a seat token (SPEC §5).
-var seatRoutes = []string{"POST /v1/games/{id}/actions", "POST /v1/games/{id}/presence"}
+// seatRoutes need a seat token (SPEC §5), playerRoutes a player token
+// (SPEC §12).
+var (
+	seatRoutes   = []string{"POST /v1/games/{id}/actions", "POST /v1/games/{id}/presence"}
+	playerRoutes = []string{"GET /v1/players/me", "PATCH /v1/players/me", "GET /v1/players/me/games",
+		"POST /v1/players/me/link-codes", "POST /v1/lobby/quick"}
+)
 
 var (
 	squareRE = regexp.MustCompile(`^[a-h][1-8]$`)
@@ -176,8 +182,11 @@ func checkHTTPEvent(t *testing.T, ev Event, routes map[string]Route) {
 		}
 	}
 	auth, hasAuth := req.Headers["authorization"]
-	if hasAuth && auth != "Bearer "+SampleWhiteToken && auth != "Bearer "+SampleBlackToken {
-		t.Errorf("authorization = %q; want a Bearer with one of the sample seat tokens", auth)
+	if hasAuth && auth != "Bearer "+SampleWhiteToken && auth != "Bearer "+SampleBlackToken && auth != "Bearer "+SamplePlayerToken {
+		t.Errorf("authorization = %q; want a Bearer with one of the sample seat tokens or the sample player token", auth)
+	}
+	if slices.Contains(playerRoutes, req.RouteKey) && auth != "Bearer "+SamplePlayerToken {
+		t.Errorf("%s needs a player token; the event has %q", req.RouteKey, auth)
 	}
 	if slices.Contains(seatRoutes, req.RouteKey) && !hasAuth {
 		t.Errorf("%s needs a seat token; the event has no authorization header", req.RouteKey)
@@ -187,7 +196,7 @@ func checkHTTPEvent(t *testing.T, ev Event, routes map[string]Route) {
 	}
 
 	if req.Body == "" {
-		if route.Method == "POST" && req.RouteKey != "POST /v1/games/{id}/join" {
+		if route.Method == "POST" && req.RouteKey != "POST /v1/games/{id}/join" && req.RouteKey != "POST /v1/players/me/link-codes" {
 			t.Errorf("%s event has no body", req.RouteKey)
 		}
 		if _, ok := req.Headers["content-length"]; ok {
@@ -267,6 +276,46 @@ func checkBody(routeKey string, body []byte) error {
 			return fmt.Errorf("level = %q", b.Level)
 		}
 		return checkMoves(b.Variant, b.Moves)
+	case "POST /v1/players", "PATCH /v1/players/me":
+		var b struct {
+			Name *string `json:"name"`
+		}
+		if err := strictJSON(body, &b); err != nil {
+			return err
+		}
+		if routeKey == "PATCH /v1/players/me" && b.Name == nil {
+			return errors.New("rename needs a name")
+		}
+		return nil
+	case "POST /v1/players/link":
+		var b struct {
+			Code string `json:"code"`
+		}
+		if err := strictJSON(body, &b); err != nil {
+			return err
+		}
+		if len(b.Code) != 8 {
+			return fmt.Errorf("code %q is not 8 characters", b.Code)
+		}
+		return nil
+	case "POST /v1/lobby/quick":
+		var b struct {
+			Room    string         `json:"room"`
+			Options map[string]any `json:"options,omitempty"`
+		}
+		if err := strictJSON(body, &b); err != nil {
+			return err
+		}
+		if !slices.Contains([]string{"free", "beginner", "intermediate", "expert"}, b.Room) {
+			return fmt.Errorf("room %q", b.Room)
+		}
+		return nil
+	case "POST /v1/games/{id}/join":
+		var b struct {
+			Player     *playerBody `json:"player,omitempty"`
+			InviteCode string      `json:"inviteCode,omitempty"`
+		}
+		return strictJSON(body, &b)
 	}
 	return fmt.Errorf("%s takes no body", routeKey)
 }

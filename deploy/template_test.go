@@ -30,6 +30,15 @@ var specRoutes = map[string]string{
 	"POST /v1/positions":           "MoveFunction",
 	"GET /v1/health":               "MoveFunction",
 	"POST /v1/ai/move":             "AiFunction",
+	// SPEC §12
+	"POST /v1/players":               "MoveFunction",
+	"GET /v1/players/me":             "MoveFunction",
+	"PATCH /v1/players/me":           "MoveFunction",
+	"GET /v1/players/me/games":       "MoveFunction",
+	"POST /v1/players/me/link-codes": "MoveFunction",
+	"POST /v1/players/link":          "MoveFunction",
+	"GET /v1/lobby":                  "MoveFunction",
+	"POST /v1/lobby/quick":           "MoveFunction",
 }
 
 // TestTemplateRoutesMatchHandler: API Gateway routes exactly what the one
@@ -65,19 +74,19 @@ var specFunctions = []struct {
 	env       []string
 }{
 	{"AiFunction", "./functions/ai",
-		[]string{"AI_API_KEY", "GAMES_TABLE", "LOG_LEVEL", "SCHEDULER_ROLE_ARN", "SCHEDULE_GROUP", "TIMEOUT_FUNCTION_ARN"}},
+		[]string{"AI_API_KEYS", "DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "SCHEDULER_ROLE_ARN", "SCHEDULE_GROUP", "TIMEOUT_FUNCTION_ARN"}},
 	{"AiSeatFunction", "./functions/ai",
 		[]string{"GAMES_TABLE", "LOG_LEVEL", "SCHEDULER_ROLE_ARN", "SCHEDULE_GROUP", "TIMEOUT_FUNCTION_ARN"}},
 	{"FanoutFunction", "./functions/fanout",
 		[]string{"AI_FUNCTION_NAME", "DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "SCHEDULER_ROLE_ARN", "SCHEDULE_DLQ_ARN", "SCHEDULE_GROUP", "STREAM_ENDPOINT", "TIMEOUT_FUNCTION_ARN"}},
 	{"MoveFunction", "./functions/move",
-		[]string{"AI_FUNCTION_NAME", "GAMES_TABLE", "LOG_LEVEL", "SCHEDULER_ROLE_ARN", "SCHEDULE_GROUP", "TIMEOUT_FUNCTION_ARN"}},
+		[]string{"AI_FUNCTION_NAME", "DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "SCHEDULER_ROLE_ARN", "SCHEDULE_GROUP", "TIMEOUT_FUNCTION_ARN"}},
 	{"PollFunction", "./functions/move",
-		[]string{"AI_FUNCTION_NAME", "GAMES_TABLE", "LOG_LEVEL", "SCHEDULER_ROLE_ARN", "SCHEDULE_GROUP", "TIMEOUT_FUNCTION_ARN"}},
+		[]string{"AI_FUNCTION_NAME", "DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "SCHEDULER_ROLE_ARN", "SCHEDULE_GROUP", "TIMEOUT_FUNCTION_ARN"}},
 	{"StreamFunction", "./functions/stream",
 		[]string{"DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "STREAM_ENDPOINT"}},
 	{"TimeoutFunction", "./functions/timeout",
-		[]string{"AI_FUNCTION_NAME", "GAMES_TABLE", "LOG_LEVEL", "SCHEDULER_ROLE_ARN", "SCHEDULE_DLQ_ARN", "SCHEDULE_GROUP", "TIMEOUT_FUNCTION_ARN"}},
+		[]string{"AI_FUNCTION_NAME", "DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "SCHEDULER_ROLE_ARN", "SCHEDULE_DLQ_ARN", "SCHEDULE_GROUP", "TIMEOUT_FUNCTION_ARN"}},
 }
 
 func loadRepoTemplate(t *testing.T) *Template {

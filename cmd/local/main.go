@@ -15,7 +15,10 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strings"
 	"syscall"
+
+	"chessapi/shared/obs"
 )
 
 func main() {
@@ -27,8 +30,13 @@ func main() {
 	flag.StringVar(&cfg.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	flag.IntVar(&cfg.engines, "engines", max(1, runtime.GOMAXPROCS(0)/2), "AI engines searching at once")
 	flag.IntVar(&cfg.hashMB, "hash", 64, "transposition table MiB per engine")
-	flag.StringVar(&cfg.aiAPIKey, "ai-api-key", os.Getenv("AI_API_KEY"), "require this x-api-key on POST /v1/ai/move")
+	flag.StringVar(&cfg.aiAPIKey, "ai-api-key", os.Getenv("AI_API_KEY"), "accept this x-api-key on POST /v1/ai/move (a bootstrap key with the default limits; requires keys)")
+	flag.BoolVar(&cfg.requireAPIKeys, "require-api-keys", false, "require an API key made with cmd/apikeys on POST /v1/ai/move (default: open unless -ai-api-key)")
+	origins := flag.String("allowed-origins", "*", "comma-separated browser origins allowed by CORS (as the stack's AllowedOrigins); \"\" turns CORS off")
 	flag.Parse()
+	if *origins != "" {
+		cfg.allowedOrigins = strings.Split(*origins, ",")
+	}
 
 	logger, err := newLogger(cfg.logLevel)
 	if err != nil {
@@ -48,5 +56,7 @@ func newLogger(level string) (*slog.Logger, error) {
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("-log-level %q: %w", level, err)
 	}
-	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
+	// JSON lines with the request's ids, route and game on every line of a
+	// request, tokens redacted (shared/obs), as on Lambda.
+	return obs.NewLogger(os.Stderr, l, "service", "local"), nil
 }

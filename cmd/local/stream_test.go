@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -362,7 +361,7 @@ func TestStreamLatency(t *testing.T) {
 		s.expect("change")
 		total += time.Since(start)
 	}
-	t.Log(fmt.Sprintf("request + delivery, mean of %d: %v", n, total/n))
+	t.Logf("request + delivery, mean of %d: %v", n, total/n)
 }
 
 // TestStreamCrashAfterCommit: the server dies right after committing a

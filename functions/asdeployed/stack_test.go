@@ -178,7 +178,11 @@ func (s *stack) env(spec functionSpec) map[string]string {
 	switch spec.name {
 	case "move", "timeout":
 		env["AI_FUNCTION_NAME"] = aiFunction
+		env["DATA_TABLE"] = s.dataTable
 	case "ai":
+		// Keys required (the template's default): the ones made in the
+		// data table, and the sample events' key as the bootstrap key.
+		env["DATA_TABLE"] = s.dataTable
 		env["AI_API_KEY"] = deploy.SampleAIAPIKey
 	case "stream":
 		env["DATA_TABLE"] = s.dataTable
@@ -290,6 +294,17 @@ type invokeRecorder struct {
 	url   string
 	mu    sync.Mutex
 	calls []recordedInvoke
+	// failing is how many invokes still to refuse with Lambda's 500
+	// ServiceException (negative: all), for fault injection; refused
+	// invokes are counted in refused, not recorded.
+	failing, refused int
+}
+
+// fail makes the next n invokes fail (n < 0: all until fail(0)).
+func (r *invokeRecorder) fail(n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failing = n
 }
 
 var invokePath = regexp.MustCompile(`^/2015-03-31/functions/([^/]+)/invocations$`)
@@ -307,9 +322,25 @@ func (r *invokeRecorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.failing != 0 {
+		if r.failing > 0 {
+			r.failing--
+		}
+		r.refused++
+		w.Header().Set("X-Amzn-ErrorType", "ServiceException")
+		http.Error(w, `{"Type":"Service","message":"injected failure"}`, http.StatusInternalServerError)
+		return
+	}
 	r.calls = append(r.calls, recordedInvoke{Function: name, InvocationType: req.Header.Get("X-Amz-Invocation-Type"), Payload: body})
-	r.mu.Unlock()
 	w.WriteHeader(http.StatusAccepted)
+}
+
+// refusedCount is how many invokes were refused by fail.
+func (r *invokeRecorder) refusedCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.refused
 }
 
 // take returns the calls recorded so far and forgets them.

@@ -51,6 +51,14 @@ func EnableChangeStream(t testing.TB, endpoint, table string) *ChangeStream {
 	}
 }
 
+// Rewind makes the next Next read the stream from its start again: every
+// record is delivered once more, as Lambda does after a failed batch or
+// when a mapping is recreated (at-least-once delivery).
+func (c *ChangeStream) Rewind() {
+	clear(c.iterators)
+	clear(c.done)
+}
+
 // ARN is the stream's ARN (the event source of the records).
 func (c *ChangeStream) ARN() string { return c.streamARN }
 

@@ -21,6 +21,18 @@ type CallCounter struct {
 	URL    string
 	mu     sync.Mutex
 	counts map[string]int
+	// failing is the number of calls of an operation still to fail
+	// (negative: all of them), for fault injection.
+	failing map[string]int
+}
+
+// Fail makes the next n calls of an operation ("scheduler:CreateSchedule")
+// fail with a 500 InternalServerException, as a service outage would (n < 0:
+// every call until Fail(op, 0)). Failed calls are counted like the others.
+func (c *CallCounter) Fail(op string, n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.failing[op] = n
 }
 
 // CountCalls starts a counting proxy to the emulator at target; it stops
@@ -31,12 +43,24 @@ func CountCalls(t testing.TB, target string) *CallCounter {
 	if err != nil {
 		t.Fatalf("emulator: %v", err)
 	}
-	c := &CallCounter{counts: map[string]int{}}
+	c := &CallCounter{counts: map[string]int{}, failing: map[string]int{}}
 	proxy := httputil.NewSingleHostReverseProxy(u)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		op := Operation(r)
 		c.mu.Lock()
-		c.counts[Operation(r)]++
+		c.counts[op]++
+		fail := c.failing[op] != 0
+		if c.failing[op] > 0 {
+			c.failing[op]--
+		}
 		c.mu.Unlock()
+		if fail {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("X-Amzn-ErrorType", "InternalServerException")
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = w.Write([]byte(`{"__type":"InternalServerException","message":"injected failure"}`))
+			return
+		}
 		proxy.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)

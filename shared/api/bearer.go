@@ -6,10 +6,11 @@ import (
 	"chessapi/shared/service"
 )
 
-// Bearer tokens. The API issues seat tokens "st_" followed by 43 base64url
-// characters (256 bits); anything else in an Authorization header is
-// malformed (401 invalid_token) and never reaches the service. A
-// well-formed token that is not a seat of the game is the service's 403.
+// Bearer tokens. The API issues seat tokens "st_" and player tokens "pt_",
+// each followed by 43 base64url characters (256 bits); anything else in an
+// Authorization header is malformed (401 invalid_token) and never reaches
+// the service. A well-formed seat token that is not a seat of the game is
+// the service's 403; a player token that belongs to nobody its 401.
 
 const (
 	seatTokenPrefix = "st_"
@@ -34,6 +35,9 @@ func ParseBearer(header string) (token string, ok bool, err error) {
 // wellFormedToken reports whether t has the form of an issued token.
 func wellFormedToken(t string) bool {
 	body, ok := strings.CutPrefix(t, seatTokenPrefix)
+	if !ok {
+		body, ok = strings.CutPrefix(t, service.PlayerTokenPrefix)
+	}
 	if !ok || len(body) != tokenBodyLen {
 		return false
 	}

@@ -5,16 +5,17 @@ import (
 	"encoding/json"
 	"html"
 	"maps"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 
 	"chessapi/internal/apispec"
+	"chessapi/shared/apikey"
 	"chessapi/shared/chess"
 	"chessapi/shared/game"
 	"chessapi/shared/service"
@@ -60,6 +61,9 @@ func catalogueErrors() map[string]error {
 		"internal":           ErrInternal,
 		// Stream only: describe gives the status the HTTP API would use.
 		"too_many_subscriptions": ErrTooManySubscriptions,
+		"rate_limited":           &apikey.LimitError{KeyID: "k", Limit: "perSecond", Max: 1, Wait: time.Second},
+		"player_required":        service.ErrPlayerRequired,
+		"link_code_invalid":      service.ErrLinkCodeInvalid,
 	}
 	for _, c := range game.Codes() {
 		m[c.String()] = &game.RuleError{Code: c}
@@ -73,12 +77,8 @@ func catalogueErrors() map[string]error {
 var streamOnlyCodes = []string{"too_many_subscriptions"}
 
 // futureCodes are catalogue codes no error of the code maps to yet, with
-// the status they are documented with.
-var futureCodes = map[string]int{
-	// SPEC §13: per-key rate limits and the link-code throttle (SPEC §15)
-	// answer 429 with Retry-After; errors.go has no error for it yet.
-	"rate_limited": http.StatusTooManyRequests,
-}
+// the status they are documented with (none at the moment).
+var futureCodes = map[string]int{}
 
 // catalogueStatus returns every code's status: describe's, or the
 // documented one of a future code.

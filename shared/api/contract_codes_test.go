@@ -36,7 +36,6 @@ var notThroughHandler = map[string]string{
 		"the reducer's refusal is tested in shared/game/rules_test.go (Apply at 0 ms left)",
 	"game_not_waiting": "no code path raises it yet: game.join answers game_full for every game that is not waiting " +
 		"(SPEC §15 asks game_not_waiting; reported with issue 13)",
-	"rate_limited":           "not implemented yet (SPEC §13 keys and quotas, §15 link codes); tested nowhere yet",
 	"too_many_subscriptions": "sent only on the WebSocket stream: cmd/local/stream_test.go TestStreamBadMessages",
 }
 
@@ -113,16 +112,25 @@ func moveBody(uci string) map[string]any {
 }
 
 // finishedGameOf creates a game of players alice (white) and bob, which
-// alice then resigns (an abort: nobody has moved).
-func (a *testAPI) finishedGameOf() string {
+// alice then resigns (an abort: nobody has moved); it returns the game and
+// alice's seat token.
+func (a *testAPI) finishedGameOf() (string, string) {
 	a.t.Helper()
 	created := a.do("POST", "/v1/games", "", map[string]any{
 		"player": map[string]any{"id": "alice"}, "options": map[string]any{"colorAssignment": "hostWhite"},
 	}).expect(a.t, http.StatusCreated)
 	id := created.json["gameId"].(string)
 	a.do("POST", "/v1/games/"+id+"/join", "", map[string]any{"player": map[string]any{"id": "bob"}}).expect(a.t, http.StatusOK)
-	a.mustAct(seat{gameID: id, token: created.json["token"].(string)}, map[string]any{"type": "resign"})
-	return id
+	token := created.json["token"].(string)
+	a.mustAct(seat{gameID: id, token: token}, map[string]any{"type": "resign"})
+	return id, token
+}
+
+// newPlayer registers a player and returns its token.
+func (a *testAPI) newPlayer(name string) string {
+	a.t.Helper()
+	created := a.do("POST", "/v1/players", "", map[string]any{"name": name}).expect(a.t, http.StatusCreated)
+	return created.json["token"].(string)
 }
 
 func codeCases() []codeCase {
@@ -130,6 +138,7 @@ func codeCases() []codeCase {
 		return a.doHeaders("POST", "/v1/positions", h, body)
 	}
 	game := func(a *testAPI, options map[string]any) (white, black seat) { return a.createHumanGame(options) }
+	var limitedKey string // rate_limited's key, made by its deps for each language in turn
 	return []codeCase{
 		{code: "invalid_json", run: func(a *testAPI, _ *faultyStore, h http.Header) response { return positions(a, h, "{") }},
 		{code: "missing_field", run: func(a *testAPI, _ *faultyStore, h http.Header) response {
@@ -156,7 +165,7 @@ func codeCases() []codeCase {
 			w, _ := game(a, nil)
 			return a.doHeaders("GET", "/v1/games/"+w.gameID, with(h, "st_madeup"), nil)
 		}},
-		{code: "invalid_api_key", deps: func(d *Deps) { d.AIAPIKey = "sekret" }, run: func(a *testAPI, _ *faultyStore, h http.Header) response {
+		{code: "invalid_api_key", deps: func(d *Deps) { d.AIKeys, _ = contractKeys() }, run: func(a *testAPI, _ *faultyStore, h http.Header) response {
 			return a.doHeaders("POST", "/v1/ai/move", h, map[string]any{"depth": 1})
 		}},
 		{code: "forbidden", run: func(a *testAPI, _ *faultyStore, h http.Header) response {
@@ -186,14 +195,28 @@ func codeCases() []codeCase {
 			return a.doHeaders("POST", "/v1/games/"+created.json["gameId"].(string)+"/join", h, map[string]any{"player": map[string]any{"id": "alice"}})
 		}},
 		{code: "rematch_exists", run: func(a *testAPI, _ *faultyStore, h http.Header) response {
-			id := a.finishedGameOf()
-			body := map[string]any{"rematchOf": id, "player": map[string]any{"id": "alice"}}
-			a.do("POST", "/v1/games", "", body).expect(a.t, http.StatusCreated)
-			return a.doHeaders("POST", "/v1/games", h, body)
+			id, alice := a.finishedGameOf()
+			body := map[string]any{"rematchOf": id}
+			a.do("POST", "/v1/games", alice, body).expect(a.t, http.StatusCreated)
+			return a.doHeaders("POST", "/v1/games", with(h, alice), body)
 		}},
 		{code: "game_not_finished", run: func(a *testAPI, _ *faultyStore, h http.Header) response {
 			created := a.do("POST", "/v1/games", "", map[string]any{"player": map[string]any{"id": "alice"}}).expect(a.t, http.StatusCreated)
-			return a.doHeaders("POST", "/v1/games", h, map[string]any{"rematchOf": created.json["gameId"], "player": map[string]any{"id": "alice"}})
+			return a.doHeaders("POST", "/v1/games", with(h, created.json["token"].(string)), map[string]any{"rematchOf": created.json["gameId"]})
+		}},
+		{code: "player_required", run: func(a *testAPI, _ *faultyStore, h http.Header) response {
+			return a.doHeaders("GET", "/v1/players/me", h, nil)
+		}},
+		{code: "link_code_invalid", run: func(a *testAPI, _ *faultyStore, h http.Header) response {
+			return a.doHeaders("POST", "/v1/players/link", h, map[string]any{"code": "ABCD2345"})
+		}},
+		{code: "invite_required", run: func(a *testAPI, _ *faultyStore, h http.Header) response {
+			created := a.do("POST", "/v1/games", "", map[string]any{"opponent": map[string]any{"type": "human", "invite": "private"}}).expect(a.t, http.StatusCreated)
+			return a.doHeaders("POST", "/v1/games/"+created.json["gameId"].(string)+"/join", h, nil)
+		}},
+		{code: "rating_out_of_range", run: func(a *testAPI, _ *faultyStore, h http.Header) response {
+			p := a.newPlayer("novice") // 1000: not yet an expert
+			return a.doHeaders("POST", "/v1/games", with(h, p), map[string]any{"options": map[string]any{"room": "expert"}})
 		}},
 		{code: "body_too_large", run: func(a *testAPI, _ *faultyStore, h http.Header) response {
 			return positions(a, h, `{"fen":"`+strings.Repeat("a", 70<<10)+`"}`)
@@ -282,6 +305,18 @@ func codeCases() []codeCase {
 			w, _ := game(a, nil)
 			fs.fail(nil, service.ErrTooLarge) // the record would not fit the store's item
 			return a.act(w, h, moveBody("e2e4"))
+		}},
+		{code: "rate_limited", deps: func(d *Deps) { d.AIKeys, limitedKey = contractKeys() }, run: func(a *testAPI, _ *faultyStore, h http.Header) response {
+			// The key allows one request a second (on a stopped clock):
+			// the second is over.
+			a.doHeaders("POST", "/v1/ai/move", http.Header{"X-Api-Key": {limitedKey}}, map[string]any{"depth": 1}).expect(a.t, http.StatusOK)
+			keyed := with(h, "")
+			keyed.Set("X-Api-Key", limitedKey)
+			r := a.doHeaders("POST", "/v1/ai/move", keyed, map[string]any{"depth": 1})
+			if got := r.header.Get("Retry-After"); got != "1" {
+				a.t.Errorf("Retry-After %q; want 1", got)
+			}
+			return r
 		}},
 		{code: "no_legal_moves", run: func(a *testAPI, _ *faultyStore, h http.Header) response {
 			return a.doHeaders("POST", "/v1/ai/move", h, map[string]any{"moves": []string{"f2f3", "e7e5", "g2g4", "d8h4"}})

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"time"
 
+	"chessapi/shared/apikey"
 	"chessapi/shared/game"
 	"chessapi/shared/service"
 )
@@ -45,6 +47,16 @@ type described struct {
 	Field   string
 	Message string
 	Extra   map[string]any
+	// RetryAfter, when positive, is sent as Retry-After (whole seconds).
+	RetryAfter time.Duration
+}
+
+// retryLater is an error that says when to try again: a limit of the
+// service (an API key's rate or quota, apikey.LimitError), answered 429
+// rate_limited with Retry-After.
+type retryLater interface {
+	error
+	RetryAfter() time.Duration
 }
 
 // describe maps err to its response in language l. Errors it does not know
@@ -62,6 +74,7 @@ func describe(err error, l Lang) described {
 		fenErr   *service.FENError
 		conflict *service.ConflictError
 		noMove   *service.NoMoveError
+		later    retryLater
 	)
 	switch {
 	case errors.As(err, &ae):
@@ -99,10 +112,24 @@ func describe(err error, l Lang) described {
 		out := d(http.StatusUnprocessableEntity, "no_legal_moves")
 		out.Extra = map[string]any{"status": noMove.Status.String()}
 		return out
+	case errors.Is(err, apikey.ErrInvalidKey):
+		return d(http.StatusUnauthorized, "invalid_api_key")
+	case errors.As(err, &later):
+		out := d(http.StatusTooManyRequests, "rate_limited")
+		out.RetryAfter = later.RetryAfter()
+		return out
+	case errors.Is(err, apikey.ErrNoKeys):
+		return d(http.StatusServiceUnavailable, "unavailable")
 	case errors.Is(err, service.ErrNotFound):
 		return d(http.StatusNotFound, "game_not_found")
 	case errors.Is(err, service.ErrUnauthorized):
 		return d(http.StatusUnauthorized, "unauthorized")
+	case errors.Is(err, service.ErrPlayerRequired):
+		return d(http.StatusUnauthorized, "player_required")
+	case errors.Is(err, service.ErrLinkCodeInvalid):
+		return d(http.StatusNotFound, "link_code_invalid")
+	case errors.Is(err, service.ErrNoPlayers):
+		return d(http.StatusServiceUnavailable, "unavailable")
 	case errors.Is(err, service.ErrForbidden):
 		return d(http.StatusForbidden, "forbidden")
 	case errors.Is(err, service.ErrBusy):
@@ -125,6 +152,8 @@ func ruleStatus(c game.Code) int {
 	switch c {
 	case game.CodeGameFull, game.CodeAlreadySeated, game.CodeGameNotWaiting, game.CodeRematchLinked:
 		return http.StatusConflict
+	case game.CodeInviteRequired, game.CodeRatingOutOfRange:
+		return http.StatusForbidden
 	}
 	return http.StatusUnprocessableEntity
 }

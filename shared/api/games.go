@@ -16,6 +16,8 @@ type seatedResponse struct {
 	PlayerID string     `json:"playerId"`
 	Token    string     `json:"token"`
 	Game     *game.View `json:"game"`
+	// InviteCode is a private game's code, for its host (SPEC §15).
+	InviteCode string `json:"inviteCode,omitempty"`
 }
 
 type gameResponse struct {
@@ -34,10 +36,12 @@ type changeJSON struct {
 }
 
 type eventsResponse struct {
-	Version int64        `json:"version"`
-	Reset   bool         `json:"reset,omitempty"`
-	Changes []changeJSON `json:"changes,omitempty"`
-	Game    *game.View   `json:"game"`
+	Version int64 `json:"version"`
+	Reset   bool  `json:"reset,omitempty"`
+	// Changes is absent on a reset and present otherwise, [] when the
+	// client is up to date.
+	Changes *[]changeJSON `json:"changes,omitempty"`
+	Game    *game.View    `json:"game"`
 }
 
 func (h *handler) handleCreate(w http.ResponseWriter, r *request) error {
@@ -49,12 +53,16 @@ func (h *handler) handleCreate(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
+	if in.Caller, err = callerOf(r.Header.Get("Authorization")); err != nil {
+		return err
+	}
 	seated, err := h.deps.Games.Create(r.Context(), in)
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Location", "/v1/games/"+seated.GameID)
-	writeJSON(w, http.StatusCreated, seatedResponse{GameID: seated.GameID, PlayerID: seated.PlayerID, Token: seated.Token, Game: localize(seated.Game, r.lang)})
+	writeJSON(w, http.StatusCreated, seatedResponse{GameID: seated.GameID, PlayerID: seated.PlayerID, Token: seated.Token,
+		Game: localize(seated.Game, r.lang), InviteCode: seated.InviteCode})
 	return nil
 }
 
@@ -65,6 +73,9 @@ func (h *handler) handleJoin(w http.ResponseWriter, r *request) error {
 	}
 	in, err := decodeJoin(body)
 	if err != nil {
+		return err
+	}
+	if in.Caller, err = callerOf(r.Header.Get("Authorization")); err != nil {
 		return err
 	}
 	seated, err := h.deps.Games.Join(r.Context(), r.PathValue("id"), in)
@@ -123,10 +134,11 @@ func (h *handler) handleEvents(w http.ResponseWriter, r *request) error {
 	}
 	resp := eventsResponse{Version: log.Version, Reset: log.Reset, Game: localize(log.Game, r.lang)}
 	if !log.Reset {
-		resp.Changes = make([]changeJSON, len(log.Changes))
+		changes := make([]changeJSON, len(log.Changes))
 		for i, c := range log.Changes {
-			resp.Changes[i] = changeJSON{Version: c.Version, At: c.At, Events: c.Events}
+			changes[i] = changeJSON{Version: c.Version, At: c.At, Events: c.Events}
 		}
+		resp.Changes = &changes
 	}
 	writeJSON(w, http.StatusOK, resp)
 	return nil

@@ -10,17 +10,18 @@ package api
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
 	"chessapi/shared/game"
+	"chessapi/shared/obs"
 	"chessapi/shared/service"
 )
 
@@ -28,7 +29,7 @@ import (
 // (*service.Service); handler tests use fakes.
 type Games interface {
 	Create(ctx context.Context, in service.CreateInput) (service.Seated, error)
-	Join(ctx context.Context, gameID string, in service.PlayerInput) (service.Seated, error)
+	Join(ctx context.Context, gameID string, in service.JoinInput) (service.Seated, error)
 	Get(ctx context.Context, gameID string, c service.Caller, afterVersion *int64, maxWait time.Duration) (*game.View, error)
 	Act(ctx context.Context, gameID string, c service.Caller, in service.ActionInput) (service.Outcome, error)
 	PGN(ctx context.Context, gameID string, c service.Caller) (string, error)
@@ -36,6 +37,15 @@ type Games interface {
 	Changes(ctx context.Context, gameID string, c service.Caller, after int64) (service.ChangeLog, error)
 	Position(in service.PositionInput) (service.PositionAnswer, error)
 	BestMove(ctx context.Context, in service.BestMoveInput) (service.BestMove, error)
+
+	CreatePlayer(ctx context.Context, name string) (service.NewPlayer, error)
+	Me(ctx context.Context, c service.Caller) (service.Profile, error)
+	Rename(ctx context.Context, c service.Caller, name string) (service.Profile, error)
+	MyGames(ctx context.Context, c service.Caller, finished bool, limit int, cursor string) (service.GamePage, error)
+	NewLinkCode(ctx context.Context, c service.Caller) (service.LinkCode, error)
+	Link(ctx context.Context, code, client string) (service.NewPlayer, error)
+	Lobby(ctx context.Context, room game.Room, limit int, cursor string) (service.LobbyPage, error)
+	QuickPair(ctx context.Context, in service.QuickInput) (service.QuickResult, error)
 }
 
 var _ Games = (*service.Service)(nil)
@@ -43,9 +53,10 @@ var _ Games = (*service.Service)(nil)
 // Deps are what the handler serves with.
 type Deps struct {
 	Games Games
-	// AIAPIKey, when set, is required as x-api-key on POST /v1/ai/move.
-	AIAPIKey string
-	Logger   *slog.Logger
+	// AIKeys, when set, authenticates and limits POST /v1/ai/move's
+	// x-api-key (apikeys.go); nil leaves the endpoint open.
+	AIKeys AIKeyChecker
+	Logger *slog.Logger
 	// LongPollMax bounds GET ?afterVersion= waits (default 20 s).
 	LongPollMax time.Duration
 }
@@ -93,6 +104,14 @@ func (h *handler) routes() []routeEntry {
 		{Route{"POST", "/v1/games/{id}/actions"}, h.handleAction},
 		{Route{"GET", "/v1/games/{id}/pgn"}, h.handlePGN},
 		{Route{"POST", "/v1/games/{id}/presence"}, h.handlePresence},
+		{Route{"POST", "/v1/players"}, h.handleCreatePlayer},
+		{Route{"GET", "/v1/players/me"}, h.handleMe},
+		{Route{"PATCH", "/v1/players/me"}, h.handleRename},
+		{Route{"GET", "/v1/players/me/games"}, h.handleMyGames},
+		{Route{"POST", "/v1/players/me/link-codes"}, h.handleNewLinkCode},
+		{Route{"POST", "/v1/players/link"}, h.handleLink},
+		{Route{"GET", "/v1/lobby"}, h.handleLobby},
+		{Route{"POST", "/v1/lobby/quick"}, h.handleQuick},
 	}
 }
 
@@ -130,20 +149,22 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.Serv
 // and turns returned errors into responses.
 func (h *handler) wrap(serve func(http.ResponseWriter, *request) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
+		// The access log line (obs.Middleware around the handler) names the
+		// route; the mux that knows it is this one.
+		obs.SetRoute(r.Context(), r.Pattern)
 		req := &request{Request: r, lang: NegotiateLang(r.Header.Get("Accept-Language"))}
 		w.Header().Set("Content-Language", req.lang.String())
 		w.Header().Add("Vary", "Accept-Language")
 		defer func() {
 			if v := recover(); v != nil {
-				h.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+				obs.NotePanic(r.Context())
+				h.log.ErrorContext(r.Context(), "panic serving request", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
 				writeError(w, describe(errInternal, req.lang))
 			}
 		}()
 		if err := serve(w, req); err != nil {
 			h.respondError(w, req, err)
 		}
-		h.log.Debug("request", "method", r.Method, "path", r.URL.Path, "ms", time.Since(start).Milliseconds())
 	}
 }
 
@@ -164,6 +185,9 @@ func (h *handler) respondError(w http.ResponseWriter, r *request, err error) {
 }
 
 func writeError(w http.ResponseWriter, d described) {
+	if d.RetryAfter > 0 { // whole seconds, rounded up: 0 would invite a retry into the same window
+		w.Header().Set("Retry-After", strconv.FormatInt(int64((d.RetryAfter+time.Second-1)/time.Second), 10))
+	}
 	writeJSON(w, d.Status, d.body())
 }
 
@@ -202,14 +226,6 @@ func (h *handler) handleHealth(w http.ResponseWriter, r *request) error {
 	return nil
 }
 
-// checkAPIKey enforces the AI endpoint's key when one is configured.
-func (h *handler) checkAPIKey(r *request) error {
-	if h.deps.AIAPIKey == "" {
-		return nil
-	}
-	got := r.Header.Get("X-Api-Key")
-	if subtle.ConstantTimeCompare([]byte(got), []byte(h.deps.AIAPIKey)) != 1 {
-		return errBadAPIKey
-	}
-	return nil
-}
+// checkAPIKey enforces the AI endpoint's keys when a checker is
+// configured (apikeys.go).
+func (h *handler) checkAPIKey(r *request) error { return h.checkAIKey(r) }

@@ -136,7 +136,7 @@ func TestAIMove(t *testing.T) {
 	// movetimeMs is clamped: a huge value still answers (depth bounds it here).
 	a.do("POST", "/v1/ai/move", "", map[string]any{"movetimeMs": 1 << 50, "depth": 2}).expect(t, 200)
 
-	keyed := newTestAPI(t, func(d *Deps) { d.AIAPIKey = "sekret" })
+	keyed := newTestAPI(t, func(d *Deps) { d.AIKeys, _ = contractKeys() })
 	keyed.do("POST", "/v1/ai/move", "", map[string]any{"depth": 1}).expect(t, 401)
 }
 

@@ -67,6 +67,8 @@ func newTestAPIWith(t *testing.T, configure func(*service.Config), mutate ...fun
 	pool := aiplayer.NewPool(1, 1).WithoutPacing()
 	cfg := service.Config{
 		Store:     store,
+		Players:   store,
+		Lister:    store,
 		AITrigger: trigger,
 		Engine:    pool,
 		Now:       clock.Now,

@@ -86,6 +86,10 @@ func positionsDecoder(b []byte) error { _, err := decodePositions(b); return err
 func bestMoveDecoder(b []byte) error  { _, err := decodeBestMove(b); return err }
 func createDecoder(b []byte) error    { _, err := decodeCreate(b); return err }
 func joinDecoder(b []byte) error      { _, err := decodeJoin(b); return err }
+func newPlayerDecoder(b []byte) error { _, err := decodeNewPlayer(b); return err }
+func renameDecoder(b []byte) error    { _, err := decodeRename(b); return err }
+func linkDecoder(b []byte) error      { _, err := decodeLink(b); return err }
+func quickDecoder(b []byte) error     { _, err := decodeQuick(b); return err }
 func actionDecoder(b []byte) error    { _, err := decodeAction(b); return err }
 func presenceDecoder(b []byte) error  { _, err := decodePresence(b); return err }
 
@@ -134,10 +138,13 @@ func checkNoDuplicates(t *testing.T, n *node) {
 // FuzzDecodeRequests: every request decoder answers any body with a value
 // or a 400 (never a panic, never another status).
 func FuzzDecodeRequests(f *testing.F) {
-	for _, seed := range []string{`{"type":"move","payload":{"from":"e2","to":"e4"}}`, `{"options":{"undo":3}}`, `{"fen":"x","moves":["e2e4"]}`, `{"multiPv":3,"level":"max"}`} {
+	for _, seed := range []string{`{"type":"move","payload":{"from":"e2","to":"e4"}}`, `{"options":{"undo":3}}`, `{"fen":"x","moves":["e2e4"]}`, `{"multiPv":3,"level":"max"}`,
+		`{"opponent":{"type":"human","invite":"private"},"options":{"room":"expert","waitingExpirySec":600}}`, `{"inviteCode":"H4KX7MZQ2P"}`,
+		`{"name":"지우"}`, `{"code":"K7M2-QX9P"}`, `{"room":"free","options":{"timeControl":"5+3"}}`} {
 		f.Add([]byte(seed))
 	}
-	decoders := []func([]byte) error{positionsDecoder, bestMoveDecoder, createDecoder, joinDecoder, actionDecoder, presenceDecoder}
+	decoders := []func([]byte) error{positionsDecoder, bestMoveDecoder, createDecoder, joinDecoder, actionDecoder, presenceDecoder,
+		newPlayerDecoder, renameDecoder, linkDecoder, quickDecoder}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for i, decode := range decoders {
 			if err := decode(body); err != nil {
@@ -166,7 +173,9 @@ func TestParseBearer(t *testing.T) {
 		{"Basic " + good, "", false, true},
 		{"Bearer", "", false, true},
 		{good, "", false, true},
-		{"Bearer pt_" + good[3:], "", false, true}, // not an issued prefix (yet)
+		{"Bearer pt_" + good[3:], "pt_" + good[3:], true, false}, // a player token
+		{"Bearer pt_short", "", false, true},
+		{"Bearer xt_" + good[3:], "", false, true}, // not an issued prefix
 		{"Bearer st_" + strings.Repeat("é", 43), "", false, true},
 	}
 	for _, tt := range tests {

@@ -24,6 +24,7 @@ func decodeCreate(body []byte) (service.CreateInput, error) {
 		if opp := o.obj("opponent"); opp != nil {
 			typ := opp.str("type")
 			level := opp.str("level")
+			invite := opp.str("invite")
 			opp.require("type", typ != nil)
 			if typ != nil {
 				switch *typ {
@@ -31,7 +32,19 @@ func decodeCreate(body []byte) (service.CreateInput, error) {
 					if level != nil {
 						opp.fail(game.FieldNotAllowed("opponent.level", "levelForHuman"))
 					}
+					if invite != nil {
+						switch *invite {
+						case "open":
+						case "private":
+							in.Private = true
+						default:
+							opp.fail(game.FieldOneOf("opponent.invite", "open", "private"))
+						}
+					}
 				case "ai":
+					if invite != nil {
+						opp.fail(game.FieldNotAllowed("opponent.invite", "inviteForAI"))
+					}
 					opp.require("level", level != nil)
 					if level != nil {
 						in.AILevel = *level
@@ -71,6 +84,8 @@ func decodeOptions(o *object) game.Options {
 		in.FirstMoveSec = o.integer("firstMoveSec")
 		in.IdleLimitSec = o.integer("idleLimitSec")
 		in.DisconnectGraceSec = o.integer("disconnectGraceSec")
+		in.Room = o.str("room")
+		in.WaitingExpirySec = o.integer("waitingExpirySec")
 		if n := o.raw("undo"); n != nil {
 			switch v, isInt := integerOf(n); {
 			case isInt:
@@ -112,10 +127,96 @@ func decodePlayer(o *object) service.PlayerInput {
 }
 
 // decodeJoin reads POST /v1/games/{id}/join.
-func decodeJoin(body []byte) (service.PlayerInput, error) {
-	var p service.PlayerInput
-	err := decodeBody(body, true, func(o *object) { p = decodePlayer(o.obj("player")) })
-	return p, err
+func decodeJoin(body []byte) (service.JoinInput, error) {
+	var in service.JoinInput
+	err := decodeBody(body, true, func(o *object) {
+		in.Player = decodePlayer(o.obj("player"))
+		if code := o.str("inviteCode"); code != nil {
+			if *code == "" || len(*code) > 64 {
+				o.fail(game.FieldLength("inviteCode", 64))
+			}
+			in.InviteCode = *code
+		}
+	})
+	return in, err
+}
+
+// decodeNewPlayer reads POST /v1/players: {name?} (an empty body too).
+func decodeNewPlayer(body []byte) (string, error) {
+	var name string
+	err := decodeBody(body, true, func(o *object) {
+		if n := o.str("name"); n != nil {
+			name = *n
+		}
+	})
+	return name, err
+}
+
+// decodeRename reads PATCH /v1/players/me: {name}.
+func decodeRename(body []byte) (string, error) {
+	var name string
+	err := decodeBody(body, false, func(o *object) {
+		n := o.str("name")
+		o.require("name", n != nil)
+		if n != nil {
+			name = *n
+		}
+	})
+	return name, err
+}
+
+// decodeLink reads POST /v1/players/link: {code}.
+func decodeLink(body []byte) (string, error) {
+	var code string
+	err := decodeBody(body, false, func(o *object) {
+		c := o.str("code")
+		o.require("code", c != nil)
+		if c != nil {
+			if len(*c) > 64 {
+				o.fail(game.FieldLength("code", 64))
+			}
+			code = *c
+		}
+	})
+	return code, err
+}
+
+// parseRoom reads a room name.
+func parseRoom(field, s string) (game.Room, error) {
+	for _, r := range game.Rooms {
+		if string(r) == s {
+			return r, nil
+		}
+	}
+	names := make([]string, len(game.Rooms))
+	for i, r := range game.Rooms {
+		names[i] = string(r)
+	}
+	return "", game.FieldOneOf(field, names...)
+}
+
+// decodeQuick reads POST /v1/lobby/quick: {room, options?}.
+func decodeQuick(body []byte) (service.QuickInput, error) {
+	var in service.QuickInput
+	err := decodeBody(body, false, func(o *object) {
+		room := o.str("room")
+		o.require("room", room != nil)
+		if room != nil {
+			r, err := parseRoom("room", *room)
+			if err != nil {
+				o.fail(err)
+			}
+			in.Room = r
+		}
+		if opts := o.obj("options"); opts != nil {
+			if opts.raw("room") != nil {
+				opts.fail(game.FieldNotAllowed("options.room", "roomOutsideOptions"))
+			}
+			built := decodeOptions(opts)
+			in.Options = &built
+		}
+	})
+	return in, err
 }
 
 // decodePresence reads POST /v1/games/{id}/presence.

@@ -113,6 +113,20 @@ func (l Lang) Summary(winner *chess.Color, reason game.Reason, moveCount int) st
 // AIName is an AI seat's display name in language l: "AI (쉬움)", "AI (easy)".
 func (l Lang) AIName(level string) string { return catalogue(l).aiName(level) }
 
+// RankLabel is a rank key's label (seeds/003): "kyu10" is "10급" or
+// "10 kyu", "dan2" "2단" or "2 dan".
+func (l Lang) RankLabel(key string) string {
+	for _, k := range []struct{ prefix, ko, en string }{{"kyu", "급", " kyu"}, {"dan", "단", " dan"}} {
+		if n, ok := strings.CutPrefix(key, k.prefix); ok {
+			if l == English {
+				return n + k.en
+			}
+			return n + k.ko
+		}
+	}
+	return key
+}
+
 var korean = texts{
 	codes: map[string]string{
 		// 400
@@ -129,6 +143,10 @@ var korean = texts{
 		"invalid_token":          "토큰 형식이 올바르지 않아요 (Authorization: Bearer <token>)",
 		"invalid_api_key":        "API 키가 없거나 올바르지 않아요",
 		"forbidden":              "이 대국의 좌석 토큰이 아니에요",
+		"player_required":        "플레이어 토큰이 필요해요 (POST /v1/players로 만들 수 있어요)",
+		"invite_required":        "초대 코드가 있어야 들어갈 수 있는 대국이에요",
+		"rating_out_of_range":    "레이팅이 이 방의 입장 조건에 맞지 않아요",
+		"link_code_invalid":      "연결 코드가 없거나 이미 쓰였거나 만료됐어요",
 		"game_not_found":         "대국을 찾을 수 없어요",
 		"not_found":              "없는 주소예요",
 		"method_not_allowed":     "이 주소에서 쓸 수 없는 메서드예요",
@@ -250,6 +268,7 @@ var formatKo = map[string]string{
 	"timeControl": "시간 방식은 '분+초'(1~90분, 0~60초), 'none', 'perMove:30|60|120' 중 하나예요",
 	"requestId":   "128자 이하의 일반 문자여야 해요",
 	"gameId":      "대국 ID 형식이 아니에요",
+	"cursor":      "이전 응답의 nextCursor 값을 그대로 보내 주세요",
 }
 
 var notAllowedKo = map[string]string{
@@ -260,6 +279,9 @@ var notAllowedKo = map[string]string{
 	"notForActionType":   "이 동작에는 쓰지 않는 항목이에요",
 	"empty":              "비어 있으면 안 돼요",
 	"rematchNotFinished": "끝난 대국에만 재대국을 만들 수 있어요",
+	"ratedRoom":          "레이팅 방에서는 AI와 둘 수 없어요",
+	"inviteForAI":        "AI 상대에는 초대를 쓸 수 없어요",
+	"roomOutsideOptions": "방은 options 밖의 room 항목으로 정해요",
 }
 
 var fenKo = map[error]string{
@@ -290,6 +312,10 @@ var english = texts{
 		"invalid_token":          "The token is malformed (Authorization: Bearer <token>)",
 		"invalid_api_key":        "The API key is missing or invalid",
 		"forbidden":              "This token is not a seat of this game",
+		"player_required":        "A player token is required (create one with POST /v1/players)",
+		"invite_required":        "This game can only be joined with its invite code",
+		"rating_out_of_range":    "Your rating is outside this room's range",
+		"link_code_invalid":      "The link code is unknown, already used or expired",
 		"game_not_found":         "Game not found",
 		"not_found":              "No such route",
 		"method_not_allowed":     "Method not allowed on this route",
@@ -414,6 +440,7 @@ var formatEn = map[string]string{
 	"timeControl": "time controls are 'M+S' (1-90 minutes, 0-60 seconds), 'none' or 'perMove:30|60|120'",
 	"requestId":   "at most 128 characters of plain text",
 	"gameId":      "not a game id",
+	"cursor":      "send the nextCursor of the previous answer as it is",
 }
 
 var notAllowedEn = map[string]string{
@@ -424,6 +451,9 @@ var notAllowedEn = map[string]string{
 	"notForActionType":   "this field is not used by this action type",
 	"empty":              "must not be empty",
 	"rematchNotFinished": "only a finished game can have a rematch",
+	"ratedRoom":          "rated rooms are for two players, not the AI",
+	"inviteForAI":        "an AI opponent takes no invite",
+	"roomOutsideOptions": "the room is given by the top-level room field",
 }
 
 var fenEn = map[error]string{

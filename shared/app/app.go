@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"chessapi/shared/api"
+	"chessapi/shared/obs"
 	"chessapi/shared/service"
 )
 
@@ -41,13 +42,25 @@ type Config struct {
 	// Engine serves AI seats and the analysis routes; nil in processes
 	// that never search.
 	Engine service.Engine
+	// Players keeps players, link codes, counters and pairing slots, and
+	// Lister answers game lists and the lobby (SPEC §12); nil disables
+	// those routes (503) and rated rooms.
+	Players service.Players
+	Lister  service.GameLister
 	// Effects says who runs the effects of a commit (Lambda: the stream).
 	Effects service.EffectsMode
 	// PollInterval is how often long polls re-read the store (Lambda: the
 	// writes come from other instances).
 	PollInterval time.Duration
-	// AIAPIKey, when set, is required on POST /v1/ai/move.
-	AIAPIKey string
+	// AIKeys, when set, authenticates and limits the API keys of POST
+	// /v1/ai/move (an *apikey.Checker); nil leaves the endpoint open.
+	AIKeys api.AIKeyChecker
+	// AllowedOrigins, when not nil, answers browsers with the CORS policy
+	// of the HTTP API (api.WithCORS): the local server, where no API
+	// Gateway does it; "*" allows any origin.
+	AllowedOrigins []string
+	// Metrics receives the request metrics (EMF on Lambda); nil for none.
+	Metrics *obs.Metrics
 	// Stream serves the WebSocket stream at /v1/stream on the handler,
 	// fed by this process's commits (the local server; on AWS the stream
 	// is an API Gateway WebSocket API fed by the table's change stream).
@@ -102,13 +115,14 @@ func New(cfg Config) (*App, error) {
 	}
 	sc := cfg.Service
 	sc.Store, sc.Scheduler, sc.AITrigger, sc.Engine = cfg.Store, a.Scheduler, a.AITrigger, cfg.Engine
+	sc.Players, sc.Lister, sc.Metrics = cfg.Players, cfg.Lister, cfg.Metrics
 	sc.Effects, sc.PollInterval, sc.Logger, sc.Now, sc.Random = cfg.Effects, cfg.PollInterval, log, cfg.Now, cfg.Random
 	var err error
 	if svc, err = service.New(sc); err != nil {
 		return nil, fmt.Errorf("app: %w", err)
 	}
 	a.Service = svc
-	a.Handler = api.NewHandler(api.Deps{Games: svc, AIAPIKey: cfg.AIAPIKey, Logger: log})
+	a.Handler = api.NewHandler(api.Deps{Games: svc, AIKeys: cfg.AIKeys, Logger: log})
 	if cfg.Stream {
 		opts := cfg.StreamOptions
 		if opts.Logger == nil {
@@ -119,6 +133,13 @@ func New(cfg Config) (*App, error) {
 		mux.Handle("GET /v1/stream", a.Stream)
 		mux.Handle("/", a.Handler)
 		a.Handler = mux
+	}
+	// One JSON access line (request id, route, game, status, duration) and
+	// the request metrics for every request; CORS outermost, so preflights
+	// are answered before anything else.
+	a.Handler = obs.Middleware(log, a.Handler, obs.WithMetrics(cfg.Metrics))
+	if cfg.AllowedOrigins != nil {
+		a.Handler = api.WithCORS(a.Handler, cfg.AllowedOrigins)
 	}
 	return a, nil
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -121,8 +123,15 @@ func TestStreamSlowClientDropped(t *testing.T) {
 	defer cancel()
 	for {
 		if _, _, err := slow.Read(ctx); err != nil {
-			if s := websocket.CloseStatus(err); s != websocket.StatusPolicyViolation && s != websocket.StatusGoingAway {
-				t.Errorf("slow client ended with %v; want the server's close", err)
+			// The server's close frame, when its buffer had room for it;
+			// otherwise the connection simply ends (a client whose socket
+			// is full cannot be sent a frame). Not a timeout: the server
+			// must have let go.
+			s := websocket.CloseStatus(err)
+			closed := s == websocket.StatusPolicyViolation || s == websocket.StatusGoingAway ||
+				errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+			if !closed || ctx.Err() != nil {
+				t.Errorf("slow client ended with %v; want the server to have closed it", err)
 			}
 			break
 		}

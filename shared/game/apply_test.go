@@ -19,8 +19,8 @@ func TestNewAndJoin(t *testing.T) {
 		if s.Phase != PhaseWaiting || s.Version != 1 || s.Seats[black].PlayerID != "h" || s.Seats[white].taken() || events[0].Type != EventGameCreated {
 			t.Fatalf("New: phase %s version %d seats %+v events %v", s.Phase, s.Version, s.Seats, events)
 		}
-		if _, ok := Deadline(s); ok {
-			t.Error("a waiting game has a deadline")
+		if d, ok := Deadline(s); !ok || !d.Equal(t0.Add(DefaultWaitingExpirySec*1e9)) {
+			t.Errorf("a waiting game's deadline = %v, %v; want its expiry, %d s after creation", d, ok, DefaultWaitingExpirySec)
 		}
 		if _, _, err := Apply(s, black, moveAction("e2e4"), at(1000)); ruleCode(err) != CodeGameNotPlaying {
 			t.Errorf("move while waiting: %v; want game_not_playing", err)
@@ -341,7 +341,7 @@ func TestEventAndCodeNames(t *testing.T) {
 			t.Errorf("code %d has no name", c)
 		}
 	}
-	if len(Codes()) != int(CodeGameNotWaiting) {
-		t.Errorf("Codes() lists %d codes; want %d", len(Codes()), CodeGameNotWaiting)
+	if len(Codes()) != int(CodeRatingOutOfRange) {
+		t.Errorf("Codes() lists %d codes; want %d", len(Codes()), CodeRatingOutOfRange)
 	}
 }

@@ -76,6 +76,9 @@ func (s *State) turnDeadline() (at int64, cause string, ok bool) {
 // or waiting game has none. On an AI seat's turn it is the time the service
 // should re-trigger the AI (ApplyTimeout never flags an AI).
 func Deadline(s *State) (time.Time, bool) {
+	if at, ok := s.waitingExpiry(); ok {
+		return time.UnixMilli(at), true
+	}
 	at, _, ok := s.turnDeadline()
 	if !ok {
 		return time.Time{}, false
@@ -83,8 +86,19 @@ func Deadline(s *State) (time.Time, bool) {
 	return time.UnixMilli(at), true
 }
 
+// waitingExpiry returns when a waiting game expires (SPEC §12).
+func (s *State) waitingExpiry() (int64, bool) {
+	if s.Phase != PhaseWaiting {
+		return 0, false
+	}
+	return s.CreatedAt + s.Options.waitingMs(), true
+}
+
 // timeoutDue reports whether ApplyTimeout would change the game at t.
 func (s *State) timeoutDue(t int64) bool {
+	if at, ok := s.waitingExpiry(); ok {
+		return t >= at
+	}
 	at, _, ok := s.turnDeadline()
 	return ok && t >= at && s.Seats[s.Turn()].AI == ""
 }
@@ -103,6 +117,11 @@ func (s *State) timeout(now time.Time) (*State, []Event, bool) {
 	}
 	next := s.clone()
 	var events []Event
+	if at, ok := s.waitingExpiry(); ok {
+		// Nobody joined in time: the game ends unplayed, unranked.
+		next.finish(nil, ReasonExpired, at, &events)
+		return next, events, true
+	}
 	turn := next.Turn()
 	for {
 		at, cause, _ := next.turnDeadline()

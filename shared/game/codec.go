@@ -439,6 +439,7 @@ func decodeText(data []byte) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.fillDefaults()
 	if err := s.Options.validate(); err != nil {
 		return nil, &DecodeError{Reason: "options", Err: err}
 	}
@@ -476,7 +477,9 @@ func decodeStored(data []byte) (*State, error) {
 	if err := json.Unmarshal(js, &st); err != nil {
 		return nil, &DecodeError{Reason: "json", Err: err}
 	}
-	if err := Options(st.Options).validate(); err != nil {
+	opts := Options(st.Options)
+	opts.fillDefaults()
+	if err := opts.validate(); err != nil {
 		return nil, &DecodeError{Reason: "options", Err: err}
 	}
 	if st.StateVersion != StateVersion {
@@ -487,7 +490,7 @@ func decodeStored(data []byte) (*State, error) {
 		GameID:        st.GameID,
 		Version:       st.Version,
 		CreatedAt:     st.CreatedAt,
-		Options:       Options(st.Options),
+		Options:       opts,
 		Seats:         st.Seats,
 		Chess960Index: st.Chess960Index,
 		StartFEN:      st.StartFEN,
@@ -498,6 +501,7 @@ func decodeStored(data []byte) (*State, error) {
 		RNG:           st.RNG,
 		Rematch:       st.Rematch,
 	}
+	s.fillDefaults()
 	if s.StartFEN == "" {
 		fen, err := variantStartFEN(s.Options.Variant, s.Chess960Index)
 		if err != nil {
@@ -619,15 +623,32 @@ func (s *State) rebuild(cols moveColumns) error {
 		return &DecodeError{Reason: "inconsistent state", Err: err}
 	}
 	if s.Result != nil {
+		rated := s.Result.RatingChange
 		s.Result = s.makeResult(s.Result.Winner, s.Result.Reason, s.Result.EndedAt)
+		s.Result.RatingChange = rated
 	}
 	s.updateClaimable()
 	return nil
 }
 
+// fillDefaults gives a state stored before a field existed that field's
+// default (the options of SPEC §12, an open invite).
+func (s *State) fillDefaults() {
+	s.Options.fillDefaults()
+	if s.Invite.Mode == "" {
+		s.Invite.Mode = InviteOpen
+	}
+}
+
 func (s *State) checkConsistent(pos *chess.Position) error {
 	if err := s.Options.validate(); err != nil {
 		return err
+	}
+	switch m := s.Invite.Mode; {
+	case m != InviteOpen && m != InvitePrivate && m != InviteReserved:
+		return fmt.Errorf("unknown invite mode %q", m)
+	case m == InvitePrivate && s.Invite.CodeHash == "":
+		return errors.New("private invite without a code")
 	}
 	n := len(s.Moves)
 	switch s.Phase {
@@ -706,6 +727,7 @@ func decodeJSON(data []byte) (*State, error) {
 // rebuildFromJSON replays a State read from JSON and checks that the stored
 // position agrees with the replay.
 func (s *State) rebuildFromJSON() (*State, error) {
+	s.fillDefaults()
 	ucis := make([]string, len(s.Moves))
 	cols := moveColumns{n: len(s.Moves), ats: make([]int64, len(s.Moves))}
 	for i, m := range s.Moves {

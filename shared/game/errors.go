@@ -132,6 +132,11 @@ const (
 	CodeRematchLinked
 	CodeGameNotFinished
 	CodeGameNotWaiting
+	// CodeInviteRequired: a private (or reserved) game joined without the
+	// right invite.
+	CodeInviteRequired
+	// CodeRatingOutOfRange: the player's rating is outside the room's gate.
+	CodeRatingOutOfRange
 )
 
 // codeNames holds each code's API spelling. Human texts for them live at
@@ -158,6 +163,8 @@ var codeNames = [...]string{
 	CodeRematchLinked:     "rematch_exists",
 	CodeGameNotFinished:   "game_not_finished",
 	CodeGameNotWaiting:    "game_not_waiting",
+	CodeInviteRequired:    "invite_required",
+	CodeRatingOutOfRange:  "rating_out_of_range",
 }
 
 // Codes lists every code, for catalogues and their tests.

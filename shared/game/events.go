@@ -126,4 +126,6 @@ type Event struct {
 	Auto bool `json:"auto,omitempty"`
 	// GameID names the rematch (rematchLinked).
 	GameID string `json:"gameId,omitempty"`
+	// RatingChange is a rated game's change of both ratings (gameEnded).
+	RatingChange *RatingChange `json:"ratingChange,omitempty"`
 }

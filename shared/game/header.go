@@ -33,6 +33,11 @@ const (
 	hRematchOf    = "rematch.of"
 	hRematchNext  = "rematch.next"
 	hResult       = "r"
+	hRatingChange = "r.rating"
+	hInvite       = "invite"
+	hInviteCode   = "invite.codeHash"
+	hInvitePlayer = "invite.playerId"
+	hInviteToken  = "invite.tokenHash"
 
 	hVariant    = "o.variant"
 	hTimeCtl    = "o.timeControl"
@@ -45,6 +50,8 @@ const (
 	hIdleLimit  = "o.idleLimitSec"
 	hHints      = "o.hints"
 	hGraceSec   = "o.disconnectGraceSec"
+	hRoom       = "o.room"
+	hWaitingSec = "o.waitingExpirySec"
 	hRemaining  = "clock.remainingMs"
 	hTurnStart  = "clock.turnStartedAt"
 	hStarted    = "clock.started"
@@ -63,6 +70,8 @@ const (
 	hSeatAI           = "ai"
 	hSeatConnected    = "connected"
 	hSeatDisconnected = "disconnectedAt"
+	hSeatBound        = "bound"
+	hSeatRating       = "rating"
 )
 
 var seatPrefix = [2]string{"w.", "b."}
@@ -104,6 +113,8 @@ func appendHeader(b []byte, s *State) []byte {
 	num(hIdleLimit, int64(o.IdleLimitSec))
 	str(hHints, string(o.Hints))
 	num(hGraceSec, int64(o.DisconnectGraceSec))
+	str(hRoom, string(o.Room))
+	num(hWaitingSec, int64(o.WaitingExpirySec))
 	for c, seat := range s.Seats {
 		p := seatPrefix[c]
 		if seat.PlayerID != "" {
@@ -121,6 +132,10 @@ func appendHeader(b []byte, s *State) []byte {
 		num(p+hSeatConnected, boolInt(seat.Connected))
 		if seat.DisconnectedAt != 0 {
 			num(p+hSeatDisconnected, seat.DisconnectedAt)
+		}
+		if seat.Bound {
+			num(p+hSeatBound, 1)
+			num(p+hSeatRating, int64(seat.Rating))
 		}
 	}
 	if s.Chess960Index != nil {
@@ -154,6 +169,10 @@ func appendHeader(b []byte, s *State) []byte {
 		b = append(b, ' ')
 		b = strconv.AppendInt(b, r.EndedAt, 10)
 		end()
+		if rc := r.RatingChange; rc != nil {
+			pair(hRatingChange+".white", int64(rc.White.Before), int64(rc.White.After))
+			pair(hRatingChange+".black", int64(rc.Black.Before), int64(rc.Black.After))
+		}
 	}
 	line(hRNG)
 	b = strconv.AppendUint(b, s.RNG.State, 10)
@@ -163,6 +182,18 @@ func appendHeader(b []byte, s *State) []byte {
 	}
 	if s.Rematch.Next != "" {
 		str(hRematchNext, s.Rematch.Next)
+	}
+	if inv := s.Invite; inv.Mode != "" && inv.Mode != InviteOpen {
+		str(hInvite, string(inv.Mode))
+		if inv.CodeHash != "" {
+			str(hInviteCode, inv.CodeHash)
+		}
+		if inv.PlayerID != "" {
+			str(hInvitePlayer, inv.PlayerID)
+		}
+		if inv.TokenHash != "" {
+			str(hInviteToken, inv.TokenHash)
+		}
 	}
 	return append(b, '\n')
 }
@@ -326,6 +357,10 @@ func (s *State) setHeaderField(key string, v []byte) error {
 			n, err := num()
 			seat.DisconnectedAt = n
 			return err
+		case hSeatBound:
+			return flag(&seat.Bound)
+		case hSeatRating:
+			return small(&seat.Rating)
 		}
 		return fmt.Errorf("unknown seat field")
 	}
@@ -379,6 +414,10 @@ func (s *State) setHeaderField(key string, v []byte) error {
 		o.Hints = Hints(bytesString(v))
 	case hGraceSec:
 		return small(&o.DisconnectGraceSec)
+	case hRoom:
+		o.Room = Room(bytesString(v))
+	case hWaitingSec:
+		return small(&o.WaitingExpirySec)
 	case hRemaining:
 		a, b, err := pair()
 		s.Clock.RemainingMs = PerColor[int64]{a, b}
@@ -439,6 +478,30 @@ func (s *State) setHeaderField(key string, v []byte) error {
 		n, err := strconv.ParseUint(bytesString(v), 10, 64)
 		s.RNG.State = n
 		return err
+	case hRatingChange + ".white", hRatingChange + ".black":
+		if s.Result == nil {
+			return fmt.Errorf("rating change without a result")
+		}
+		a, b, err := pair()
+		if err != nil {
+			return err
+		}
+		if s.Result.RatingChange == nil {
+			s.Result.RatingChange = &RatingChange{}
+		}
+		m := &s.Result.RatingChange.White
+		if strings.HasSuffix(key, ".black") {
+			m = &s.Result.RatingChange.Black
+		}
+		*m = RatingMove{Before: int(a), After: int(b)}
+	case hInvite:
+		s.Invite.Mode = InviteMode(bytesString(v))
+	case hInviteCode:
+		return text(&s.Invite.CodeHash)
+	case hInvitePlayer:
+		return text(&s.Invite.PlayerID)
+	case hInviteToken:
+		return text(&s.Invite.TokenHash)
 	case hRematchOf:
 		return text(&s.Rematch.Of)
 	case hRematchNext:

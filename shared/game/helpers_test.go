@@ -236,7 +236,7 @@ func SetPresence(s *State, c chess.Color, connected bool, now time.Time) (*State
 
 // joinGame seats p and commits it.
 func joinGame(s *State, p Player, now time.Time) (*State, []Event, error) {
-	next, events, err := s.join(p, now)
+	next, events, err := s.join(Join{Player: p}, now)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,6 +1,7 @@
 package game
 
 import (
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +20,18 @@ type Player struct {
 	Name string
 	// TokenHash is the service's hash of the seat token (empty for AI).
 	TokenHash string
+	// Bound: ID is a registered player's, authenticated by a player token
+	// (SPEC §12); Rating is then that player's rating.
+	Bound  bool
+	Rating int
+}
+
+func (p Player) seat() Seat {
+	s := Seat{PlayerID: p.ID, Name: p.Name, TokenHash: p.TokenHash, Connected: true, Bound: p.Bound}
+	if p.Bound {
+		s.Rating = p.Rating
+	}
+	return s
 }
 
 // NewGame describes a game to create.
@@ -35,6 +48,8 @@ type NewGame struct {
 	// RematchOf, when set, is the game this one is a rematch of; it decides
 	// colours under colorAssignment "alternate".
 	RematchOf *PreviousGame
+	// Invite says who may join (zero: open to anyone).
+	Invite Invite
 }
 
 // PreviousGame identifies the game a rematch follows.
@@ -61,6 +76,31 @@ func New(ng NewGame, now time.Time) (*State, []Event, error) {
 	if err := ng.Options.validate(); err != nil {
 		return nil, nil, err
 	}
+	if room := ng.Options.Room; room.Rated() {
+		// Rated rooms are for two registered humans inside the gate (the
+		// service answers an anonymous host before this).
+		if ng.AI != "" {
+			return nil, nil, FieldNotAllowed("opponent", "ratedRoom")
+		}
+		if !ng.Host.Bound {
+			return nil, nil, errors.New("game: new: rated room with an unbound host")
+		}
+		if !room.Admits(ng.Host.Rating) {
+			return nil, nil, ruleError(CodeRatingOutOfRange)
+		}
+	}
+	invite := ng.Invite
+	if invite.Mode == "" {
+		invite.Mode = InviteOpen
+	}
+	if invite.Mode != InviteOpen && invite.Mode != InvitePrivate && invite.Mode != InviteReserved ||
+		invite.Mode == InvitePrivate && invite.CodeHash == "" ||
+		invite.Mode == InviteReserved && invite.PlayerID == "" && invite.TokenHash == "" {
+		return nil, nil, fmt.Errorf("game: new: invite %+v", invite)
+	}
+	if ng.AI != "" {
+		invite = Invite{Mode: InviteOpen}
+	}
 	t := now.UnixMilli()
 	s := &State{
 		StateVersion: StateVersion,
@@ -72,13 +112,14 @@ func New(ng NewGame, now time.Time) (*State, []Event, error) {
 		Moves:        []MoveRecord{},
 		RNG:          RNG{State: ng.Seed},
 		Draw:         DrawState{LastOfferPly: PerColor[int]{-1, -1}},
+		Invite:       invite,
 	}
 	if ng.RematchOf != nil {
 		s.Rematch.Of = ng.RematchOf.GameID
 	}
 
 	host := chooseHostColor(ng.Options.ColorAssignment, ng.RematchOf, &s.RNG)
-	s.Seats[host] = Seat{PlayerID: ng.Host.ID, Name: ng.Host.Name, TokenHash: ng.Host.TokenHash, Connected: true}
+	s.Seats[host] = ng.Host.seat()
 
 	s.StartFEN = chess.StartFEN
 	if ng.Options.Variant == VariantChess960 {
@@ -133,10 +174,13 @@ func (s *State) start(t int64) Event {
 	return Event{Type: EventGameStarted, At: t}
 }
 
-// join seats p in the free seat of a waiting game and starts it. A game that
-// is not waiting is CodeGameFull; the host joining their own game is
-// CodeAlreadySeated.
-func (s *State) join(p Player, now time.Time) (*State, []Event, error) {
+// join seats p in the free seat of a waiting game and starts it: j.Player,
+// admitted by the invite (a private game's code, a reserved seat's player
+// or old token) and the room's gate. A game with both seats taken is
+// CodeGameFull, one that ended without its opponent CodeGameNotWaiting;
+// the host joining their own game is CodeAlreadySeated.
+func (s *State) join(j Join, now time.Time) (*State, []Event, error) {
+	p := j.Player
 	if p.ID == "" {
 		return nil, nil, errors.New("game: join: empty player id")
 	}
@@ -144,7 +188,30 @@ func (s *State) join(p Player, now time.Time) (*State, []Event, error) {
 		return nil, nil, ruleError(CodeAlreadySeated)
 	}
 	if s.Phase != PhaseWaiting {
-		return nil, nil, ruleError(CodeGameFull)
+		if s.Seats[chess.White].taken() && s.Seats[chess.Black].taken() {
+			return nil, nil, ruleError(CodeGameFull)
+		}
+		return nil, nil, ruleError(CodeGameNotWaiting)
+	}
+	switch inv := s.Invite; inv.Mode {
+	case InvitePrivate:
+		if j.InviteCodeHash == "" || subtle.ConstantTimeCompare([]byte(j.InviteCodeHash), []byte(inv.CodeHash)) != 1 {
+			return nil, nil, ruleError(CodeInviteRequired)
+		}
+	case InviteReserved:
+		byPlayer := inv.PlayerID != "" && p.Bound && p.ID == inv.PlayerID
+		byToken := inv.TokenHash != "" && subtle.ConstantTimeCompare([]byte(j.ProofTokenHash), []byte(inv.TokenHash)) == 1
+		if !byPlayer && !byToken {
+			return nil, nil, ruleError(CodeInviteRequired)
+		}
+	}
+	if room := s.Options.Room; room.Rated() {
+		if !p.Bound {
+			return nil, nil, errors.New("game: join: rated room with an unbound player")
+		}
+		if !room.Admits(p.Rating) {
+			return nil, nil, ruleError(CodeRatingOutOfRange)
+		}
 	}
 	free := chess.White
 	if s.Seats[chess.White].taken() {
@@ -152,7 +219,7 @@ func (s *State) join(p Player, now time.Time) (*State, []Event, error) {
 	}
 	t := max(now.UnixMilli(), s.CreatedAt)
 	next := s.clone()
-	next.Seats[free] = Seat{PlayerID: p.ID, Name: p.Name, TokenHash: p.TokenHash, Connected: true}
+	next.Seats[free] = p.seat()
 	events := []Event{{Type: EventPlayerJoined, Color: free.String(), At: t}, next.start(t)}
 	return next, events, nil
 }
@@ -200,8 +267,20 @@ func (o Options) validate() error {
 		return FieldOneOf("options.hints", string(HintsOff), string(HintsMoves))
 	case o.DisconnectGraceSec != 30 && o.DisconnectGraceSec != 60 && o.DisconnectGraceSec != 120:
 		return FieldOneOf("options.disconnectGraceSec", "30", "60", "120")
+	case !slices.Contains(Rooms, o.Room):
+		return FieldOneOf("options.room", roomNames()...)
+	case o.WaitingExpirySec < MinWaitingExpirySec || o.WaitingExpirySec > MaxWaitingExpirySec:
+		return FieldRange("options.waitingExpirySec", MinWaitingExpirySec, MaxWaitingExpirySec)
 	}
 	return nil
+}
+
+func roomNames() []string {
+	names := make([]string, len(Rooms))
+	for i, r := range Rooms {
+		names[i] = string(r)
+	}
+	return names
 }
 
 // MarshalJSON writes every option in its canonical form.

@@ -24,7 +24,52 @@ type Options struct {
 	IdleLimitSec       int             `json:"idleLimitSec"`
 	Hints              Hints           `json:"hints"`
 	DisconnectGraceSec int             `json:"disconnectGraceSec"`
+	// Room is the room of seeds/003 the game is played in; the rated
+	// rooms gate who may sit by rating and move the players' ratings.
+	Room Room `json:"room"`
+	// WaitingExpirySec is how long a game may wait for its opponent,
+	// counted from its creation, before it ends as expired (SPEC §12).
+	WaitingExpirySec int `json:"waitingExpirySec"`
 }
+
+// Room is one of the rooms of seeds/003.
+type Room string
+
+const (
+	// RoomFree: anyone, unrated (the default).
+	RoomFree Room = "free"
+	// RoomBeginner: ratings up to 1299, rated.
+	RoomBeginner Room = "beginner"
+	// RoomIntermediate: anyone, rated.
+	RoomIntermediate Room = "intermediate"
+	// RoomExpert: ratings from 1500, rated.
+	RoomExpert Room = "expert"
+)
+
+// Rooms lists the rooms in the order of seeds/003.
+var Rooms = []Room{RoomFree, RoomBeginner, RoomIntermediate, RoomExpert}
+
+// Rated reports whether games in the room change ratings.
+func (r Room) Rated() bool { return r == RoomBeginner || r == RoomIntermediate || r == RoomExpert }
+
+// Admits reports whether a player of the given rating may sit in the room
+// (seeds/003: beginner up to 1299, expert from 1500).
+func (r Room) Admits(rating int) bool {
+	switch r {
+	case RoomBeginner:
+		return rating <= 1299
+	case RoomExpert:
+		return rating >= 1500
+	}
+	return true
+}
+
+// The waiting expiry's bounds and default (SPEC §12).
+const (
+	MinWaitingExpirySec     = 60
+	MaxWaitingExpirySec     = 86400
+	DefaultWaitingExpirySec = 1800
+)
 
 // Variant is "standard" or "chess960".
 type Variant string
@@ -227,18 +272,20 @@ func DefaultOptions() Options {
 		IdleLimitSec:       600,
 		Hints:              HintsMoves,
 		DisconnectGraceSec: 60,
+		Room:               RoomFree,
+		WaitingExpirySec:   DefaultWaitingExpirySec,
 	}
 }
 
 // OptionsInput holds the options a create request gave, already decoded
 // from JSON by the edge; a nil field takes its default (seeds/000 §2).
 type OptionsInput struct {
-	Variant, TimeControl, DrawMode, ColorAssignment, Hints *string
-	AutoQueen, DrawOffer                                   *bool
+	Variant, TimeControl, DrawMode, ColorAssignment, Hints, Room *string
+	AutoQueen, DrawOffer                                         *bool
 	// Undo is "off", 1, 3 or "unlimited" (a JSON string or integer; the
 	// strings "1" and "3" are accepted too).
-	Undo                                           *UndoInput
-	FirstMoveSec, IdleLimitSec, DisconnectGraceSec *int64
+	Undo                                                             *UndoInput
+	FirstMoveSec, IdleLimitSec, DisconnectGraceSec, WaitingExpirySec *int64
 }
 
 // UndoInput is the undo option as given: a string or an integer.
@@ -300,6 +347,21 @@ func BuildOptions(in OptionsInput) (Options, error) {
 			return setIntChoice("options.disconnectGraceSec", *in.DisconnectGraceSec, &o.DisconnectGraceSec, 30, 60, 120)
 		})
 	}
+	if in.Room != nil {
+		set(func() error {
+			return setChoice("options.room", *in.Room, &o.Room, Rooms...)
+		})
+	}
+	if in.WaitingExpirySec != nil {
+		set(func() error {
+			n := *in.WaitingExpirySec
+			if n < MinWaitingExpirySec || n > MaxWaitingExpirySec {
+				return FieldRange("options.waitingExpirySec", MinWaitingExpirySec, MaxWaitingExpirySec)
+			}
+			o.WaitingExpirySec = int(n)
+			return nil
+		})
+	}
 	if err != nil {
 		return Options{}, err
 	}
@@ -355,3 +417,14 @@ func parseUndo(in UndoInput) (UndoAllowance, error) {
 func (o *Options) firstMoveMs() int64 { return int64(o.FirstMoveSec) * 1000 }
 func (o *Options) idleMs() int64      { return int64(o.IdleLimitSec) * 1000 }
 func (o *Options) graceMs() int64     { return int64(o.DisconnectGraceSec) * 1000 }
+func (o *Options) waitingMs() int64   { return int64(o.WaitingExpirySec) * 1000 }
+
+// fillDefaults gives options stored before an option existed its default.
+func (o *Options) fillDefaults() {
+	if o.Room == "" {
+		o.Room = RoomFree
+	}
+	if o.WaitingExpirySec == 0 {
+		o.WaitingExpirySec = DefaultWaitingExpirySec
+	}
+}

@@ -21,7 +21,16 @@ type Act struct {
 }
 
 // Join seats Player in the free seat of a waiting game and starts it.
-type Join struct{ Player Player }
+type Join struct {
+	Player Player
+	// InviteCodeHash is the hash of the invite code the joiner gave (a
+	// private game needs the right one).
+	InviteCodeHash string
+	// ProofTokenHash is the hash of the token the joiner authenticated
+	// with, when it is a seat token of another game (a reserved rematch
+	// seat admits the old opponent's seat token).
+	ProofTokenHash string
+}
 
 // Presence records that a seat connected or disconnected (disconnect grace,
 // seeds/000 §8.5).
@@ -64,6 +73,10 @@ func (AIForfeit) isStep()   {}
 // was due, the returned state is not nil then: it holds that timeout alone,
 // already committed as a new version, and the caller should store it.
 func Reduce(s *State, step Step, now time.Time) (*State, []Event, error) {
+	var ratings *PerColor[PlayerRating]
+	if r, ok := step.(Rated); ok {
+		step, ratings = r.Step, &r.Players
+	}
 	cur, events := s.applyDueTimeout(now)
 	var (
 		next   *State
@@ -78,7 +91,7 @@ func Reduce(s *State, step Step, now time.Time) (*State, []Event, error) {
 		next, stepEv, err = back.act(st.By, st.Action, now)
 		stepEv = append(backEv, stepEv...)
 	case Join:
-		next, stepEv, err = cur.join(st.Player, now)
+		next, stepEv, err = cur.join(st, now)
 	case Presence:
 		next, stepEv = cur.setPresence(st.Seat, st.Connected, now)
 	case Timeout:
@@ -94,6 +107,9 @@ func Reduce(s *State, step Step, now time.Time) (*State, []Event, error) {
 		if cur == s {
 			return nil, nil, err
 		}
+		if ratings != nil && s.Phase != PhaseFinished {
+			cur.rate(*ratings, events)
+		}
 		committed, cerr := s.commit(cur, nil, events, now)
 		if cerr != nil {
 			return nil, nil, cerr
@@ -103,6 +119,9 @@ func Reduce(s *State, step Step, now time.Time) (*State, []Event, error) {
 	events = append(events, stepEv...)
 	if next == s {
 		return s, nil, nil
+	}
+	if ratings != nil && s.Phase != PhaseFinished {
+		next.rate(*ratings, events)
 	}
 	var applied *Act
 	if a, ok := step.(Act); ok && a.Action.RequestID != "" {

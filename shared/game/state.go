@@ -82,6 +82,8 @@ type State struct {
 	// first, at most RequestLogSize entries.
 	Requests PerColor[[]AppliedRequest] `json:"requests"`
 	Rematch  Rematch                    `json:"rematch"`
+	// Invite says who may join while the game waits.
+	Invite Invite `json:"invite"`
 	// Changes is the change log: the most recent committed versions with
 	// their events, oldest first (at most ChangeLogSize entries and
 	// ChangeLogBytes of events), so a client can catch up on exactly what
@@ -111,9 +113,42 @@ type Seat struct {
 	// DisconnectedAt is when the seat was marked disconnected (0 when
 	// connected).
 	DisconnectedAt int64 `json:"disconnectedAt,omitempty"`
+	// Bound marks a seat taken with a player token: PlayerID is then a
+	// registered player's id, authenticated, and the seat counts for that
+	// player's games and ratings (SPEC §12). An unbound seat's PlayerID is
+	// an anonymous id.
+	Bound bool `json:"bound,omitempty"`
+	// Rating is a bound seat's rating when it sat down (for the lobby and
+	// game lists; the rating itself lives with the player).
+	Rating int `json:"rating,omitempty"`
 }
 
 func (s Seat) taken() bool { return s.PlayerID != "" }
+
+// Invite says who may take a waiting game's free seat (SPEC §12).
+type Invite struct {
+	// Mode is InviteOpen (anyone; listed in the lobby), InvitePrivate
+	// (with the code the host got) or InviteReserved (only the other
+	// player of the game this is a rematch of).
+	Mode InviteMode `json:"mode,omitempty"`
+	// CodeHash is the hash of a private game's invite code (the service's
+	// hash; opaque here, never in a view).
+	CodeHash string `json:"codeHash,omitempty"`
+	// PlayerID and TokenHash identify who a reserved seat is for: the
+	// registered player (when that seat was bound) or the holder of that
+	// seat's token.
+	PlayerID  string `json:"playerId,omitempty"`
+	TokenHash string `json:"tokenHash,omitempty"`
+}
+
+// InviteMode is how a waiting game admits its opponent.
+type InviteMode string
+
+const (
+	InviteOpen     InviteMode = "open"
+	InvitePrivate  InviteMode = "private"
+	InviteReserved InviteMode = "reserved"
+)
 
 // MoveRecord is one played move (seeds/000 §8.1).
 type MoveRecord struct {
@@ -171,6 +206,8 @@ type Result struct {
 	Reason    Reason       `json:"reason"`
 	MoveCount int          `json:"moveCount"` // full moves, ⌈plies/2⌉
 	EndedAt   int64        `json:"endedAt"`
+	// RatingChange is set on a rated game (SPEC §12).
+	RatingChange *RatingChange `json:"ratingChange,omitempty"`
 }
 
 // Rank is one player's place in a result.

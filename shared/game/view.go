@@ -32,8 +32,13 @@ type View struct {
 	// Chess960 castling, the king's and the rook's squares).
 	LastMove *LastMove `json:"lastMove"`
 	Clock    ClockView `json:"clock"`
-	// Deadline is when the side to move times out (null when none).
-	Deadline *int64 `json:"deadline"`
+	// Deadline is when the side to move times out (null when none), and
+	// DeadlineReason which limit that is: "firstMove" (a side's first move,
+	// whose main clock has not started), "clock" (Fischer main time),
+	// "perMove" (the per-move time), "idle" (no time control: the turn
+	// limit) or "disconnect" (the disconnected side's grace ends first).
+	Deadline       *int64  `json:"deadline"`
+	DeadlineReason *string `json:"deadlineReason"`
 	// Captured lists, per side, the letters of the pieces that side has
 	// taken, most valuable first.
 	Captured PerColor[[]string] `json:"captured"`
@@ -56,6 +61,9 @@ type PlayerView struct {
 	Name      string  `json:"name"`
 	AI        *string `json:"ai"` // level, null for a human
 	Connected bool    `json:"connected"`
+	// Rating is a registered player's rating when they sat down (absent
+	// for anonymous and AI seats).
+	Rating *int `json:"rating,omitempty"`
 }
 
 // LastMove describes the most recent move.
@@ -72,7 +80,9 @@ type ClockView struct {
 	Type        string          `json:"type"` // "fischer", "perMove" or "none"
 	RemainingMs PerColor[int64] `json:"remainingMs"`
 	IncrementMs int64           `json:"incrementMs"`
-	// Running is the side whose time is running (null unless playing).
+	// Running is the side whose main time is running: null unless playing,
+	// before that side's first move (only the first-move limit runs then;
+	// see Deadline) and with no time control.
 	Running *chess.Color `json:"running"`
 	// Started tells which sides have made their first move; before it a
 	// side has only the first-move limit (see Deadline).
@@ -118,6 +128,8 @@ type ResultView struct {
 	SummaryKo string       `json:"summaryKo"`
 	Summary   string       `json:"summary"`
 	EndedAt   int64        `json:"endedAt"`
+	// RatingChange is set for a rated game (SPEC §12).
+	RatingChange *RatingChange `json:"ratingChange,omitempty"`
 }
 
 // RematchView links rematches.
@@ -162,6 +174,10 @@ func ViewOf(s *State, you *chess.Color, now time.Time) (*View, error) {
 			continue
 		}
 		pv := &PlayerView{PlayerID: seat.PlayerID, Name: seat.Name, Connected: seat.Connected}
+		if seat.Bound {
+			rating := seat.Rating
+			pv.Rating = &rating
+		}
 		if seat.AI != "" {
 			level := seat.AI
 			pv.AI = &level
@@ -173,8 +189,11 @@ func ViewOf(s *State, you *chess.Color, now time.Time) (*View, error) {
 		v.LastMove = &LastMove{From: last.UCI[0:2], To: last.UCI[2:4], UCI: last.UCI, SAN: last.SAN, Color: last.Color}
 	}
 	v.Clock = s.clockView(t)
-	if at, _, ok := s.turnDeadline(); ok {
-		v.Deadline = &at
+	if at, cause, ok := s.turnDeadline(); ok {
+		if cause == causeClock && s.Options.TimeControl.Kind == TimePerMove {
+			cause = "perMove"
+		}
+		v.Deadline, v.DeadlineReason = &at, &cause
 	}
 	v.Captured, v.MaterialDiff = s.material(pos)
 	if p := s.Undo.Pending; p != nil {
@@ -193,7 +212,7 @@ func ViewOf(s *State, you *chess.Color, now time.Time) (*View, error) {
 		}
 		v.Result = &ResultView{
 			Ranking: slices.Clone(r.Ranking), Winner: r.Winner, Reason: r.Reason, PGN: pgn,
-			MoveCount: r.MoveCount, EndedAt: r.EndedAt,
+			MoveCount: r.MoveCount, EndedAt: r.EndedAt, RatingChange: r.RatingChange,
 		}
 	}
 	if s.Rematch != (Rematch{}) {
@@ -225,8 +244,8 @@ func (s *State) clockView(t int64) ClockView {
 	default:
 		cv.Type = "none"
 	}
-	if s.Phase == PhasePlaying {
-		cv.Running = colorPtr(s.Turn())
+	if turn := s.Turn(); s.Phase == PhasePlaying && s.Clock.Started[turn] && tc.Kind != TimeNone {
+		cv.Running = colorPtr(turn)
 	}
 	return cv
 }

@@ -15,7 +15,9 @@ import (
 
 	"chessapi/shared/aiplayer"
 	"chessapi/shared/aitrigger/lambdainvoke"
+	"chessapi/shared/apikey"
 	"chessapi/shared/app"
+	"chessapi/shared/obs"
 	"chessapi/shared/push"
 	"chessapi/shared/push/apigwpost"
 	"chessapi/shared/schedule/eventbridge"
@@ -41,12 +43,23 @@ type Deps struct {
 	Now func() time.Time
 	// Random is the source of ids and tokens; nil for crypto/rand.
 	Random io.Reader
+	// Players and Lister serve players, ratings, game lists and the lobby
+	// (the data table and the games table's indexes); nil without them.
+	Players service.Players
+	Lister  service.GameLister
+	// APIKeys and KeyCounter hold POST /v1/ai/move's API keys and count
+	// their rate and quota (the data table); ai only. Without them, keys
+	// required, only the bootstrap key (with a counter) can be accepted.
+	APIKeys    apikey.Store
+	KeyCounter apikey.Counter
 	// Connections keeps the stream's connections and subscriptions (the
 	// data table); stream and fanout only.
 	Connections push.Connections
 	// NewPoster returns the sender to the connections of a WebSocket API
 	// stage (its https URL); stream and fanout only.
 	NewPoster func(endpoint string) (push.Poster, error)
+	// Metrics receives the functions' metrics (nil: none).
+	Metrics *obs.Metrics
 	// Effects says who runs a commit's effects (timer, AI trigger): on AWS
 	// the fan-out function, fed by the table's change stream
 	// (service.EffectsByStream), so they happen even when the writer dies
@@ -60,6 +73,7 @@ type Deps struct {
 type App struct {
 	fn      Function
 	log     *slog.Logger
+	metrics *obs.Metrics
 	service *service.Service
 	// httpProxy is nil in the functions that serve no HTTP (timeout,
 	// stream, fanout).
@@ -96,11 +110,13 @@ func NewApp(cfg Config, deps Deps) (*App, error) {
 	ac := app.Config{
 		Store:        deps.Store,
 		PollInterval: PollInterval,
-		AIAPIKey:     cfg.AIAPIKey,
 		Logger:       log,
 		Now:          deps.Now,
 		Random:       deps.Random,
 		Effects:      deps.Effects,
+		Players:      deps.Players,
+		Lister:       deps.Lister,
+		Metrics:      deps.Metrics,
 	}
 	if deps.Scheduler != nil {
 		ac.NewScheduler = func(app.TimeoutHandler) (service.Scheduler, error) { return deps.Scheduler, nil }
@@ -116,6 +132,15 @@ func NewApp(cfg Config, deps Deps) (*App, error) {
 		}
 	case AI:
 		ac.Engine = aiplayer.NewPool(1, HashMB(cfg.MemoryMB))
+		if !cfg.AIKeysOff {
+			checker, err := apikey.NewChecker(apikey.Options{
+				Store: deps.APIKeys, Counter: deps.KeyCounter, Bootstrap: cfg.AIAPIKey, Now: deps.Now,
+			})
+			if err != nil {
+				return nil, fmt.Errorf("lambdafn: %s function: %w", cfg.Function, err)
+			}
+			ac.AIKeys = checker
+		}
 	default:
 		return nil, fmt.Errorf("lambdafn: unknown function %q", cfg.Function)
 	}
@@ -123,7 +148,7 @@ func NewApp(cfg Config, deps Deps) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lambdafn: %s function: %w", cfg.Function, err)
 	}
-	a := &App{fn: cfg.Function, log: log, service: wired.Service,
+	a := &App{fn: cfg.Function, log: log, metrics: deps.Metrics, service: wired.Service,
 		connections: deps.Connections, newPoster: deps.NewPoster, streamEndpoint: cfg.StreamEndpoint}
 	if cfg.Function == Move || cfg.Function == AI {
 		a.httpProxy = httpadapter.NewV2(wired.Handler)
@@ -137,7 +162,9 @@ func (a *App) Service() *service.Service { return a.service }
 // NewLogger returns the functions' structured logger: JSON lines on w (Lambda
 // sends stdout to CloudWatch) at level, each tagged with the function.
 func NewLogger(w io.Writer, fn Function, level slog.Level) *slog.Logger {
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})).With("function", string(fn))
+	// shared/obs: every line of a request carries its ids, route and game,
+	// and tokens are redacted.
+	return obs.NewLogger(w, level, "function", string(fn))
 }
 
 // FromEnv is a main's whole start-up: configuration from getenv, the AWS SDK
@@ -159,12 +186,28 @@ func FromEnv(ctx context.Context, fn Function, getenv func(string) string) (*App
 		return nil, err
 	}
 	deps.Logger = log
+	// CloudWatch metrics in embedded metric format (stdout: Lambda sends it
+	// to the function's log group, where CloudWatch extracts them), one
+	// series per function (the name includes the stack).
+	deps.Metrics = obs.NewMetrics(os.Stdout, obs.Namespace, map[string]string{obs.DimFunctionName: getenv("AWS_LAMBDA_FUNCTION_NAME")})
 	app, err := NewApp(cfg, deps)
 	if err != nil {
 		return nil, err
 	}
 	log.Debug("started", "table", cfg.GamesTable, "scheduleGroup", cfg.Schedule.Group,
-		"aiFunction", cfg.AIFunctionName, "aiKeyRequired", cfg.AIAPIKey != "", "memoryMB", cfg.MemoryMB)
+		"aiFunction", cfg.AIFunctionName, "memoryMB", cfg.MemoryMB)
+	if fn == AI {
+		switch {
+		case cfg.AIKeysOff:
+			log.Warn("POST /v1/ai/move is open to anyone: AI_API_KEYS=off")
+		case cfg.DataTable == "" && cfg.AIAPIKey == "":
+			// The AI seats' function (no HTTP route) starts so; the public
+			// endpoint would refuse every key.
+			log.Debug("POST /v1/ai/move: keys required and no DATA_TABLE: every request is refused")
+		default:
+			log.Debug("POST /v1/ai/move requires an API key", "dataTable", cfg.DataTable, "bootstrapKey", cfg.AIAPIKey != "")
+		}
+	}
 	return app, nil
 }
 
@@ -197,7 +240,8 @@ func awsDeps(awsCfg aws.Config, cfg Config) (Deps, error) {
 		if err != nil {
 			return deps, fmt.Errorf("lambdafn: %s function: %w", cfg.Function, err)
 		}
-		deps.Connections = data
+		deps.Connections, deps.Players, deps.Lister = data, data, store
+		deps.APIKeys, deps.KeyCounter = data, data
 		deps.NewPoster = func(endpoint string) (push.Poster, error) { return apigwpost.New(awsCfg, endpoint) }
 	}
 	return deps, nil

@@ -35,12 +35,21 @@ const (
 const (
 	EnvGamesTable     = "GAMES_TABLE"
 	EnvAIFunctionName = lambdainvoke.EnvFunctionName
-	EnvAIAPIKey       = "AI_API_KEY"
 	EnvLogLevel       = "LOG_LEVEL"
+	// EnvAIAPIKeys says whether POST /v1/ai/move requires an API key (ai
+	// only): "required" (also when unset) or "off", the explicit opt-out
+	// that leaves the endpoint open to anyone (docs/api-keys.md).
+	EnvAIAPIKeys = "AI_API_KEYS"
+	// EnvAIAPIKey is an optional bootstrap key (ai only): one more key
+	// accepted as its exact text, with apikey.DefaultLimits. It is a
+	// plaintext secret in the function's configuration, so the template
+	// never sets it; it is for sam local invoke, the sample events and
+	// tests. Keys made with cmd/apikeys live hashed in the data table.
+	EnvAIAPIKey = "AI_API_KEY"
 	// EnvMemoryMB is set by Lambda itself to the function's memory size; the
 	// AI function sizes its transposition table from it.
 	EnvMemoryMB = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"
-	// EnvDataTable names the data table (stream connections, players).
+	// EnvDataTable names the data table (players, stream connections).
 	EnvDataTable = "DATA_TABLE"
 	// EnvStreamEndpoint is the WebSocket API stage's connections URL
 	// (https://{api}.execute-api.{region}.amazonaws.com/{stage}), where
@@ -49,11 +58,11 @@ const (
 	EnvStreamEndpoint = "STREAM_ENDPOINT"
 )
 
-// required lists, per function, the variables that must be set. AI_API_KEY
-// and LOG_LEVEL are optional everywhere.
+// required lists, per function, the variables that must be set. AI_API_KEYS,
+// AI_API_KEY and LOG_LEVEL are optional everywhere.
 var required = map[Function][]string{
-	Move:    {EnvGamesTable, eventbridge.EnvGroup, eventbridge.EnvRoleARN, eventbridge.EnvTargetARN, EnvAIFunctionName},
-	Timeout: {EnvGamesTable, eventbridge.EnvGroup, eventbridge.EnvRoleARN, eventbridge.EnvTargetARN, EnvAIFunctionName},
+	Move:    {EnvGamesTable, EnvDataTable, eventbridge.EnvGroup, eventbridge.EnvRoleARN, eventbridge.EnvTargetARN, EnvAIFunctionName},
+	Timeout: {EnvGamesTable, EnvDataTable, eventbridge.EnvGroup, eventbridge.EnvRoleARN, eventbridge.EnvTargetARN, EnvAIFunctionName},
 	AI:      {EnvGamesTable, eventbridge.EnvGroup, eventbridge.EnvRoleARN, eventbridge.EnvTargetARN},
 	Stream:  {EnvGamesTable, EnvDataTable},
 	Fanout:  {EnvGamesTable, EnvDataTable, EnvStreamEndpoint, eventbridge.EnvGroup, eventbridge.EnvRoleARN, eventbridge.EnvTargetARN, EnvAIFunctionName},
@@ -67,14 +76,17 @@ type Config struct {
 	// AIFunctionName is the function invoked asynchronously for AI-seat
 	// moves (move and timeout only).
 	AIFunctionName string
-	// AIAPIKey, when set, is required as x-api-key on POST /v1/ai/move (ai
-	// only).
+	// AIKeysOff turns the API keys of POST /v1/ai/move off (AI_API_KEYS=off;
+	// ai only): the zero value requires them.
+	AIKeysOff bool
+	// AIAPIKey is the bootstrap key (AI_API_KEY; ai only), "" for none.
 	AIAPIKey string
 	LogLevel slog.Level
 	// MemoryMB is the function's memory size as Lambda reports it; 0 when
 	// unknown.
 	MemoryMB int
-	// DataTable is the data table (stream and fanout).
+	// DataTable is the data table: players, link codes, counters, pairing
+	// slots, stream connections (every function but ai, which reads keys).
 	DataTable string
 	// StreamEndpoint is where the fan-out posts (fanout; optional for
 	// stream).
@@ -152,11 +164,30 @@ func LoadConfig(fn Function, getenv func(string) string) (Config, error) {
 			return Config{}, &ConfigError{Function: fn, Var: EnvStreamEndpoint, Problem: fmt.Sprintf("= %q is not a URL", cfg.StreamEndpoint)}
 		}
 	case AI:
+		// The API keys are read from the data table and counted there;
+		// DATA_TABLE is not required because the AI seats' function runs
+		// the same code and serves no HTTP: without it, keys required, the
+		// endpoint refuses every key (503), it never opens.
+		cfg.DataTable = strings.TrimSpace(getenv(EnvDataTable))
+		switch mode := strings.TrimSpace(getenv(EnvAIAPIKeys)); mode {
+		case "", "required":
+		case "off":
+			cfg.AIKeysOff = true
+		default:
+			return Config{}, &ConfigError{Function: fn, Var: EnvAIAPIKeys, Problem: fmt.Sprintf("= %q is not one of required, off", mode)}
+		}
 		// The key is compared byte for byte; surrounding blanks would be a
 		// key nobody can send, so they are a configuration mistake.
 		cfg.AIAPIKey = getenv(EnvAIAPIKey)
-		if cfg.AIAPIKey != strings.TrimSpace(cfg.AIAPIKey) {
+		switch {
+		case cfg.AIAPIKey != strings.TrimSpace(cfg.AIAPIKey):
 			return Config{}, &ConfigError{Function: fn, Var: EnvAIAPIKey, Problem: "has leading or trailing blanks"}
+		case cfg.AIAPIKey != "" && cfg.AIKeysOff:
+			return Config{}, &ConfigError{Function: fn, Var: EnvAIAPIKey, Problem: "is set, but AI_API_KEYS=off turns keys off"}
+		case cfg.AIAPIKey != "" && cfg.DataTable == "":
+			// Each instance would count the key on its own: its limits
+			// would grow with the instances.
+			return Config{}, &ConfigError{Function: fn, Var: EnvAIAPIKey, Problem: "needs DATA_TABLE, where its rate and daily quota are counted"}
 		}
 	}
 	level, err := ParseLogLevel(getenv(EnvLogLevel))

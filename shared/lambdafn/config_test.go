@@ -22,6 +22,16 @@ var fullEnv = map[string]string{
 	"LOG_LEVEL":            "DEBUG",
 }
 
+// dataTable adds the data table, which move and timeout need (the ai
+// function's own reading of it is tested without).
+func dataTable(changes map[string]string) map[string]string {
+	out := map[string]string{"DATA_TABLE": "chessapi-data"}
+	for k, v := range changes {
+		out[k] = v
+	}
+	return out
+}
+
 // envWith is fullEnv with changes; an empty value unsets the variable.
 func envWith(changes map[string]string) func(string) string {
 	env := map[string]string{}
@@ -50,13 +60,17 @@ func TestLoadConfig(t *testing.T) {
 		changes map[string]string
 		want    Config
 	}{
-		{"move", Move, nil, Config{Function: Move, GamesTable: "chessapi-games", Schedule: schedule,
-			AIFunctionName: "chessapi-ai", LogLevel: slog.LevelDebug}},
-		{"timeout", Timeout, map[string]string{"LOG_LEVEL": "warn"}, Config{Function: Timeout, GamesTable: "chessapi-games",
-			Schedule: schedule, AIFunctionName: "chessapi-ai", LogLevel: slog.LevelWarn}},
-		{"ai reads the key, not the AI function", AI, map[string]string{"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "1769"},
+		{"move", Move, dataTable(nil), Config{Function: Move, GamesTable: "chessapi-games", Schedule: schedule,
+			AIFunctionName: "chessapi-ai", DataTable: "chessapi-data", LogLevel: slog.LevelDebug}},
+		{"timeout", Timeout, dataTable(map[string]string{"LOG_LEVEL": "warn"}), Config{Function: Timeout, GamesTable: "chessapi-games",
+			Schedule: schedule, AIFunctionName: "chessapi-ai", DataTable: "chessapi-data", LogLevel: slog.LevelWarn}},
+		{"ai reads the keys' table and the bootstrap key, not the AI function", AI, map[string]string{"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "1769", "DATA_TABLE": "chessapi-data"},
 			Config{Function: AI, GamesTable: "chessapi-games", Schedule: schedule, AIAPIKey: "partner-key",
-				LogLevel: slog.LevelDebug, MemoryMB: 1769}},
+				DataTable: "chessapi-data", LogLevel: slog.LevelDebug, MemoryMB: 1769}},
+		{"ai keys required, spelled out", AI, map[string]string{"AI_API_KEYS": "required", "AI_API_KEY": "", "DATA_TABLE": "chessapi-data"},
+			Config{Function: AI, GamesTable: "chessapi-games", Schedule: schedule, DataTable: "chessapi-data", LogLevel: slog.LevelDebug}},
+		{"ai keys off", AI, map[string]string{"AI_API_KEYS": "off", "AI_API_KEY": ""},
+			Config{Function: AI, GamesTable: "chessapi-games", Schedule: schedule, AIKeysOff: true, LogLevel: slog.LevelDebug}},
 		{"ai without key or AI function, LOG_LEVEL unset", AI, map[string]string{"AI_API_KEY": "", "AI_FUNCTION_NAME": "", "LOG_LEVEL": ""},
 			Config{Function: AI, GamesTable: "chessapi-games", Schedule: schedule, LogLevel: slog.LevelInfo}},
 	}
@@ -81,17 +95,21 @@ func TestLoadConfigErrors(t *testing.T) {
 		wantMissing []string
 		wantVar     string
 	}{
-		{"move without table", Move, map[string]string{"GAMES_TABLE": ""}, []string{"GAMES_TABLE"}, ""},
-		{"blank counts as missing", Timeout, map[string]string{"GAMES_TABLE": "  "}, []string{"GAMES_TABLE"}, ""},
+		{"move without table", Move, dataTable(map[string]string{"GAMES_TABLE": ""}), []string{"GAMES_TABLE"}, ""},
+		{"move without data table", Move, nil, []string{"DATA_TABLE"}, ""},
+		{"blank counts as missing", Timeout, dataTable(map[string]string{"GAMES_TABLE": "  "}), []string{"GAMES_TABLE"}, ""},
 		{"all missing named at once", Move, map[string]string{"GAMES_TABLE": "", "SCHEDULE_GROUP": "", "AI_FUNCTION_NAME": ""},
-			[]string{"GAMES_TABLE", "SCHEDULE_GROUP", "AI_FUNCTION_NAME"}, ""},
-		{"timeout needs the AI function", Timeout, map[string]string{"AI_FUNCTION_NAME": ""}, []string{"AI_FUNCTION_NAME"}, ""},
+			[]string{"GAMES_TABLE", "DATA_TABLE", "SCHEDULE_GROUP", "AI_FUNCTION_NAME"}, ""},
+		{"timeout needs the AI function", Timeout, dataTable(map[string]string{"AI_FUNCTION_NAME": ""}), []string{"AI_FUNCTION_NAME"}, ""},
 		{"ai needs the scheduler", AI, map[string]string{"SCHEDULER_ROLE_ARN": "", "TIMEOUT_FUNCTION_ARN": ""},
 			[]string{"SCHEDULER_ROLE_ARN", "TIMEOUT_FUNCTION_ARN"}, ""},
-		{"bad log level", Move, map[string]string{"LOG_LEVEL": "loud"}, nil, "LOG_LEVEL"},
-		{"bad memory size", AI, map[string]string{"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "lots"}, nil, "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"},
-		{"key with blanks", AI, map[string]string{"AI_API_KEY": "key "}, nil, "AI_API_KEY"},
-		{"role is not an ARN", Move, map[string]string{"SCHEDULER_ROLE_ARN": "chessapi-scheduler"}, nil, "SCHEDULER_ROLE_ARN"},
+		{"bad log level", Move, dataTable(map[string]string{"LOG_LEVEL": "loud"}), nil, "LOG_LEVEL"},
+		{"bad memory size", AI, map[string]string{"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "lots", "DATA_TABLE": "chessapi-data"}, nil, "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"},
+		{"key with blanks", AI, map[string]string{"AI_API_KEY": "key ", "DATA_TABLE": "chessapi-data"}, nil, "AI_API_KEY"},
+		{"bootstrap key without the table to count it", AI, nil, nil, "AI_API_KEY"},
+		{"bootstrap key with keys off", AI, map[string]string{"AI_API_KEYS": "off", "DATA_TABLE": "chessapi-data"}, nil, "AI_API_KEY"},
+		{"keys neither required nor off", AI, map[string]string{"AI_API_KEYS": "optional"}, nil, "AI_API_KEYS"},
+		{"role is not an ARN", Move, dataTable(map[string]string{"SCHEDULER_ROLE_ARN": "chessapi-scheduler"}), nil, "SCHEDULER_ROLE_ARN"},
 		{"target is not an ARN", AI, map[string]string{"TIMEOUT_FUNCTION_ARN": "chessapi-timeout"}, nil, "TIMEOUT_FUNCTION_ARN"},
 	}
 	for _, tt := range tests {
@@ -164,7 +182,7 @@ func TestHashMB(t *testing.T) {
 // the ConfigError, before any AWS configuration or client is made.
 func TestFromEnvFailsBeforeAWS(t *testing.T) {
 	for _, fn := range []Function{Move, Timeout, AI} {
-		app, err := FromEnv(context.Background(), fn, envWith(map[string]string{"GAMES_TABLE": ""}))
+		app, err := FromEnv(context.Background(), fn, envWith(dataTable(map[string]string{"GAMES_TABLE": ""})))
 		var ce *ConfigError
 		if app != nil || !errors.As(err, &ce) || !slices.Equal(ce.Missing, []string{"GAMES_TABLE"}) {
 			t.Errorf("FromEnv(%s) without GAMES_TABLE = %v, %v; want the ConfigError naming it", fn, app, err)

@@ -126,18 +126,22 @@ func newFixture(t *testing.T, aiAPIKey string) *fixture {
 	}
 	t.Cleanup(func() { store.Close() })
 	f := &fixture{store: store, clock: &testClock{now: eventsStart}, sched: &recordingScheduler{}, trigger: &recordingTrigger{}}
-	deps := Deps{Store: store, Scheduler: f.sched, AITrigger: f.trigger, Now: f.clock.Now}
+	deps := Deps{Store: store, Players: store, Lister: store, Scheduler: f.sched, AITrigger: f.trigger, Now: f.clock.Now}
 	for _, fn := range []struct {
 		app **App
 		cfg Config
 	}{
 		{&f.move, Config{Function: Move}},
 		{&f.timeout, Config{Function: Timeout}},
-		{&f.ai, Config{Function: AI, AIAPIKey: aiAPIKey, MemoryMB: 256}},
+		// Without a bootstrap key the fixture's ai function has keys off
+		// (AI_API_KEYS=off); with one, keys from the embedded store and
+		// that key are required, counted in the embedded store.
+		{&f.ai, Config{Function: AI, AIAPIKey: aiAPIKey, AIKeysOff: aiAPIKey == "", MemoryMB: 256}},
 	} {
 		d := deps
 		if fn.cfg.Function == AI {
 			d.AITrigger = nil // as FromEnv: the ai function has no AI_FUNCTION_NAME
+			d.APIKeys, d.KeyCounter = store, store
 		}
 		app, err := NewApp(fn.cfg, d)
 		if err != nil {

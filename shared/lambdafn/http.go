@@ -7,11 +7,25 @@ import (
 	"net/url"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"chessapi/shared/api"
+	"chessapi/shared/obs"
 )
+
+// withRequest binds a request's ids to ctx for the log lines and the
+// access line: the event's request id, Lambda's, the route and the game
+// (when known).
+func (a *App) withRequest(ctx context.Context, requestID, route, gameID string) context.Context {
+	info := obs.RequestInfo{RequestID: requestID, Route: route, GameID: gameID}
+	if lc, ok := lambdacontext.FromContext(ctx); ok {
+		info.LambdaRequestID = lc.AwsRequestID
+	}
+	return obs.WithLogger(obs.WithRequest(ctx, info), a.log)
+}
 
 // defaultStage is the HTTP API stage whose URLs carry no stage prefix.
 const defaultStage = "$default"
@@ -24,33 +38,44 @@ const defaultStage = "$default"
 // response it cannot build is ours (500), or 503 when the function ran out
 // of time.
 func (a *App) HandleHTTP(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (resp events.APIGatewayV2HTTPResponse, _ error) {
+	// The request's ids (API Gateway's, which a client cannot forge, and
+	// Lambda's) on every log line of the request (shared/obs).
+	ctx = a.withRequest(ctx, ev.RequestContext.RequestID, ev.RouteKey, "")
+	start := time.Now()
+	// fail answers without the handler; its middleware never sees these
+	// answers, so they are counted in the request metrics here.
+	fail := func(err error) events.APIGatewayV2HTTPResponse {
+		r := errorResponse(ev, err)
+		a.metrics.Request(r.StatusCode, time.Since(start))
+		return r
+	}
 	if a.httpProxy == nil {
-		a.log.Error("HTTP event sent to a function that serves no HTTP", "routeKey", ev.RouteKey)
-		return errorResponse(ev, api.ErrInternal), nil
+		a.log.ErrorContext(ctx, "HTTP event sent to a function that serves no HTTP", "routeKey", ev.RouteKey)
+		return fail(api.ErrInternal), nil
 	}
 	defer func() {
 		// The API handler recovers its own panics; this catches the
 		// adapter's, so even those become an HTTP answer.
 		if v := recover(); v != nil {
-			a.log.Error("panic in the API Gateway adapter", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			resp = errorResponse(ev, api.ErrInternal)
+			a.log.ErrorContext(ctx, "panic in the API Gateway adapter", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			resp = fail(api.ErrInternal)
 		}
 	}()
 	ev = StripStage(ev)
 	if err := checkRequest(ev); err != nil {
-		a.log.Info("malformed API Gateway request", "routeKey", ev.RouteKey, "path", ev.RawPath, "err", err)
-		return errorResponse(ev, err), nil
+		a.log.InfoContext(ctx, "malformed API Gateway request", "routeKey", ev.RouteKey, "path", ev.RawPath, "err", err)
+		return fail(err), nil
 	}
 	resp, err := a.httpProxy.ProxyWithContext(ctx, ev)
 	if err != nil {
 		// The handler wrote nothing: it stops answering only when the
 		// request's context is done (here: the function's deadline).
 		if ctx.Err() != nil {
-			a.log.Warn("request ran out of time", "routeKey", ev.RouteKey, "err", ctx.Err())
-			return errorResponse(ev, api.ErrUnavailable), nil
+			a.log.WarnContext(ctx, "request ran out of time", "routeKey", ev.RouteKey, "err", ctx.Err())
+			return fail(api.ErrUnavailable), nil
 		}
-		a.log.Error("API Gateway adapter failed", "routeKey", ev.RouteKey, "err", err)
-		return errorResponse(ev, api.ErrInternal), nil
+		a.log.ErrorContext(ctx, "API Gateway adapter failed", "routeKey", ev.RouteKey, "err", err)
+		return fail(api.ErrInternal), nil
 	}
 	return resp, nil
 }

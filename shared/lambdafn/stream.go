@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"chessapi/shared/api"
+	"chessapi/shared/obs"
 	"chessapi/shared/push"
 	"chessapi/shared/service"
 	"chessapi/shared/store/dynamostore"
@@ -35,7 +36,8 @@ func (a *App) HandleWebSocket(ctx context.Context, ev events.APIGatewayWebsocket
 		return events.APIGatewayProxyResponse{StatusCode: http.StatusInternalServerError}, err
 	}
 	rc := ev.RequestContext
-	log := a.log.With("route", rc.RouteKey, "connection", rc.ConnectionID, "requestId", rc.RequestID)
+	ctx = a.withRequest(ctx, rc.RequestID, rc.RouteKey, "")
+	log := obs.Logger(ctx).With("connection", rc.ConnectionID)
 	start := time.Now()
 	switch rc.RouteKey {
 	case "$connect":
@@ -102,7 +104,7 @@ func (a *App) streamHub(rc events.APIGatewayWebsocketProxyRequestContext) (*push
 	if err != nil {
 		return nil, err
 	}
-	h := push.New(a.service, a.connections, poster, a.log)
+	h := push.New(a.service, a.connections, poster, a.log).WithMetrics(a.metrics)
 	if a.hubs.byEndpoint == nil {
 		a.hubs.byEndpoint = map[string]*push.Hub{}
 	}
@@ -149,6 +151,7 @@ func (a *App) fanoutRecord(ctx context.Context, hub *push.Hub, r events.DynamoDB
 	if err != nil {
 		return fmt.Errorf("new image: %w", err)
 	}
+	ctx = a.withRequest(ctx, r.EventID, "fanout", next.GameID)
 	var prev service.GameRecord
 	if len(r.Change.OldImage) > 0 {
 		if prev, err = dynamostore.DecodeStreamImage(r.Change.OldImage); err != nil {
@@ -158,12 +161,13 @@ func (a *App) fanoutRecord(ctx context.Context, hub *push.Hub, r events.DynamoDB
 	start := time.Now()
 	sent, err := hub.Fanout(ctx, next)
 	if err != nil {
+		a.metrics.Count(obs.MetricPushFailures, 1)
 		return fmt.Errorf("push %s v%d: %w", next.GameID, next.Version, err)
 	}
 	if err := a.service.Committed(ctx, prev, next); err != nil {
 		return fmt.Errorf("effects of %s v%d: %w", next.GameID, next.Version, err)
 	}
-	a.log.Info("record fanned out", "game", next.GameID, "version", next.Version, "sent", sent, "ms", time.Since(start).Milliseconds())
+	obs.Logger(ctx).InfoContext(ctx, "record fanned out", "version", next.Version, "sent", sent, "ms", time.Since(start).Milliseconds())
 	return nil
 }
 

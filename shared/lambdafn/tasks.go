@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"chessapi/shared/obs"
 	"chessapi/shared/service"
 )
 
@@ -34,14 +35,19 @@ func (a *App) HandleTimeout(ctx context.Context, task service.TimeoutTask) error
 		return err
 	}
 	start := time.Now()
-	log := a.log.With("game", task.GameID, "version", task.Version, "deadline", task.Deadline)
+	ctx = a.withRequest(ctx, "", "timeout", task.GameID)
+	log := a.log.With("version", task.Version, "deadline", task.Deadline)
 	if err := a.service.HandleTimeout(ctx, task); err != nil {
-		log.Error("timeout task failed; the scheduler will deliver it again", "err", err, "ms", time.Since(start).Milliseconds())
+		log.ErrorContext(ctx, "timeout task failed; Lambda retries it, then it goes to the dead-letter queue", "err", err, "ms", time.Since(start).Milliseconds())
 		return fmt.Errorf("timeout of game %s version %d: %w", task.GameID, task.Version, err)
 	}
 	// late is how long after the deadline the schedule fired (negative:
 	// early, and nothing was due).
-	log.Info("timeout task handled", "lateMs", start.Sub(task.Deadline).Milliseconds(), "ms", time.Since(start).Milliseconds())
+	late := start.Sub(task.Deadline)
+	if late >= 0 {
+		a.metrics.Duration(obs.MetricTimeoutLateMs, late)
+	}
+	log.InfoContext(ctx, "timeout task handled", "lateMs", late.Milliseconds(), "ms", time.Since(start).Milliseconds())
 	return nil
 }
 
@@ -81,12 +87,13 @@ func (a *App) HandleAI(ctx context.Context, raw json.RawMessage) (any, error) {
 
 func (a *App) playAITurn(ctx context.Context, task service.AITask) error {
 	start := time.Now()
-	log := a.log.With("game", task.GameID, "version", task.Version)
+	ctx = a.withRequest(ctx, "", "ai-task", task.GameID)
+	log := a.log.With("version", task.Version, "ply", task.Ply)
 	if err := a.service.PlayAITurn(ctx, task); err != nil {
-		log.Error("AI turn failed", "err", err, "ms", time.Since(start).Milliseconds())
+		log.ErrorContext(ctx, "AI turn failed", "err", err, "ms", time.Since(start).Milliseconds())
 		return fmt.Errorf("AI turn of game %s version %d: %w", task.GameID, task.Version, err)
 	}
-	log.Info("AI task handled", "ms", time.Since(start).Milliseconds())
+	log.InfoContext(ctx, "AI task handled", "ms", time.Since(start).Milliseconds())
 	return nil
 }
 

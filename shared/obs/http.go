@@ -134,6 +134,7 @@ func (mw *middleware) finish(r *http.Request, rw *responseWriter, st *reqState, 
 		st.info.Route = r.Pattern
 	}
 	info := st.info
+	panicked = panicked || st.panicked
 	st.mu.Unlock()
 	if info.GameID == "" {
 		if id := r.PathValue("id"); plausibleGameID(id) {

@@ -57,6 +57,19 @@ type RequestInfo struct {
 type reqState struct {
 	mu   sync.Mutex
 	info RequestInfo
+	// panicked: the handler recovered a panic of this request (its answer
+	// was a 500); the request's metrics count it.
+	panicked bool
+}
+
+// NotePanic records that serving the request in ctx panicked and the
+// handler recovered (so Middleware, which sees a 500, counts a panic).
+func NotePanic(ctx context.Context) {
+	if st := stateFrom(ctx); st != nil {
+		st.mu.Lock()
+		st.panicked = true
+		st.mu.Unlock()
+	}
 }
 
 func (s *reqState) snapshot() RequestInfo {

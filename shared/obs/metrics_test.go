@@ -56,8 +56,8 @@ func TestEMFGolden(t *testing.T) {
 		{
 			name: "no dimensions: one empty dimension set",
 			dims: nil,
-			emit: func(m *Metrics) { m.Count(MetricDLQSends, 3) },
-			want: `{"_aws":{"Timestamp":1767323045678,"CloudWatchMetrics":[{"Namespace":"ChessAPI","Dimensions":[[]],"Metrics":[{"Name":"DLQSends","Unit":"Count"}]}]},"DLQSends":3}`,
+			emit: func(m *Metrics) { m.Count(MetricMoves, 3) },
+			want: `{"_aws":{"Timestamp":1767323045678,"CloudWatchMetrics":[{"Namespace":"ChessAPI","Dimensions":[[]],"Metrics":[{"Name":"Moves","Unit":"Count"}]}]},"Moves":3}`,
 		},
 		{
 			name: "empty dimension values are left out",

@@ -37,7 +37,6 @@ const (
 	MetricPushFailures      = "PushFailures"
 	MetricStaleConnections  = "StaleConnections"
 	MetricEffectRetries     = "EffectRetries"
-	MetricDLQSends          = "DLQSends"
 	// Deadlines.
 	MetricTimeoutLateMs = "TimeoutLateMs"
 )
@@ -69,7 +68,6 @@ var registry = []MetricSpec{
 	{MetricPushFailures, UnitCount, "a push to a live connection failed (other than the connection being gone)"},
 	{MetricStaleConnections, UnitCount, "a push found its connection gone (410); the connection was dropped"},
 	{MetricEffectRetries, UnitCount, "one failed attempt of an effect that will be tried again"},
-	{MetricDLQSends, UnitCount, "work given up by our code and sent to a dead-letter queue"},
 	{MetricTimeoutLateMs, UnitMilliseconds, "how long after its deadline a timeout task was handled"},
 }
 

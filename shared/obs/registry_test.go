@@ -67,7 +67,7 @@ func TestRegistryHasTheConstants(t *testing.T) {
 		MetricRequests, MetricRequests4xx, MetricRequests5xx, MetricRateLimited, MetricRequestMs, MetricPanics,
 		MetricMoves, MetricConflicts, MetricAIThinkMs, MetricAINodes, MetricAIRetriggers,
 		MetricScheduleFailures, MetricAITriggerFailures, MetricPushFailures, MetricStaleConnections,
-		MetricEffectRetries, MetricDLQSends, MetricTimeoutLateMs,
+		MetricEffectRetries, MetricTimeoutLateMs,
 	} {
 		if _, ok := Lookup(n); !ok {
 			t.Errorf("%s is not registered", n)

@@ -22,6 +22,7 @@ import (
 	"chessapi/shared/api"
 	"chessapi/shared/chess"
 	"chessapi/shared/game"
+	"chessapi/shared/obs"
 	"chessapi/shared/service"
 )
 
@@ -111,11 +112,18 @@ const connectionTTL = 3 * time.Hour
 
 // Hub serves the stream's routes and fans out commits.
 type Hub struct {
-	games  Games
-	conns  Connections
-	poster Poster
-	log    *slog.Logger
-	now    func() time.Time
+	games   Games
+	conns   Connections
+	poster  Poster
+	log     *slog.Logger
+	now     func() time.Time
+	metrics *obs.Metrics
+}
+
+// WithMetrics makes the hub count stale connections (nil: none).
+func (h *Hub) WithMetrics(m *obs.Metrics) *Hub {
+	h.metrics = m
+	return h
 }
 
 // New returns a Hub.
@@ -292,7 +300,8 @@ func (h *Hub) Fanout(ctx context.Context, next service.GameRecord) (sent int, er
 		}
 		switch err := h.poster.Post(ctx, s.ConnID, msg); {
 		case errors.Is(err, ErrGone):
-			h.log.Info("connection gone, deleted", "connection", s.ConnID)
+			h.metrics.Count(obs.MetricStaleConnections, 1)
+			h.log.InfoContext(ctx, "connection gone, deleted", "connection", s.ConnID)
 			if err := h.Disconnect(ctx, s.ConnID); err != nil {
 				errs = append(errs, err)
 			}

@@ -173,7 +173,7 @@ func TestFanoutGivesEachSubscriberItsView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	guest, err := f.svc.Join(ctx, host.GameID, service.PlayerInput{Name: "b"})
+	guest, err := f.svc.Join(ctx, host.GameID, service.JoinInput{Player: service.PlayerInput{Name: "b"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"chessapi/shared/chess"
 	"chessapi/shared/engine"
 	"chessapi/shared/game"
+	"chessapi/shared/obs"
 )
 
 // Stateless analysis: the rules answers of POST /v1/positions and the best
@@ -192,6 +193,8 @@ func (s *Service) BestMove(ctx context.Context, in BestMoveInput) (BestMove, err
 		}
 		return BestMove{}, fmt.Errorf("search: %w", err)
 	}
+	s.cfg.Metrics.Emit(nil, obs.Point{Name: obs.MetricAIThinkMs, Value: float64(res.Time.Microseconds()) / 1000, Unit: obs.UnitMilliseconds},
+		obs.Point{Name: obs.MetricAINodes, Value: float64(res.Nodes), Unit: obs.UnitCount})
 	out := BestMove{Position: pos, Depth: res.Depth, Nodes: res.Nodes, Time: res.Time}
 	lines := res.Lines
 	if len(lines) == 0 {

@@ -7,7 +7,9 @@ import (
 	"sync"
 	"time"
 
+	"chessapi/shared/engine"
 	"chessapi/shared/game"
+	"chessapi/shared/obs"
 )
 
 // The effects of a commit: what must happen because a version was stored.
@@ -69,15 +71,22 @@ func (e *effects) committed(ctx context.Context, prev, next *game.State, events 
 	}
 }
 
-// applyEffects arms the timer and starts the AI for next, each with
-// bounded retries.
+// applyEffects arms the timer, starts the AI and applies a rated result
+// for next, each with bounded retries.
 func (s *Service) applyEffects(ctx context.Context, prev, next *game.State) error {
 	var errs []error
 	if err := s.retry(ctx, "timer", func(ctx context.Context) error { return s.syncTimer(ctx, prev, next) }); err != nil {
+		s.cfg.Metrics.Count(obs.MetricScheduleFailures, 1)
 		errs = append(errs, err)
 	}
 	if aiTurnBegins(prev, next) {
 		if err := s.retry(ctx, "AI trigger", func(ctx context.Context) error { return s.triggerAI(ctx, next) }); err != nil {
+			s.cfg.Metrics.Count(obs.MetricAITriggerFailures, 1)
+			errs = append(errs, err)
+		}
+	}
+	if ratingFinished(prev, next) {
+		if err := s.retry(ctx, "ratings", func(ctx context.Context) error { return s.applyRatings(ctx, next) }); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -96,7 +105,8 @@ func (s *Service) retry(ctx context.Context, what string, f func(context.Context
 		if attempt >= s.cfg.EffectRetries {
 			return fmt.Errorf("%s: %d attempts: %w", what, attempt, err)
 		}
-		s.log.Warn("effect failed, retrying", "effect", what, "attempt", attempt, "err", err)
+		s.cfg.Metrics.Count(obs.MetricEffectRetries, 1)
+		s.log.WarnContext(ctx, "effect failed, retrying", "effect", what, "attempt", attempt, "err", err)
 		select {
 		case <-time.After(pause):
 		case <-ctx.Done():
@@ -116,9 +126,28 @@ func (s *Service) timerFor(st *game.State, attempt int) (TimeoutTask, bool) {
 		return TimeoutTask{}, false
 	}
 	if _, ai := st.AITurn(); ai {
-		deadline = time.UnixMilli(st.Clock.TurnStartedAt).Add(time.Duration(attempt+1) * s.cfg.AIWatchdog)
+		deadline = time.UnixMilli(st.Clock.TurnStartedAt).Add(time.Duration(attempt+1) * s.aiTurnBound(st))
 	}
 	return TimeoutTask{GameID: st.GameID, Version: st.Version, Deadline: deadline, Attempt: attempt}, true
+}
+
+// aiTurnBound is how long an AI seat's turn may take before the AI is
+// started again: its think time (the level's; at full strength with a
+// running clock, up to the longest search) plus the watchdog's slack.
+func (s *Service) aiTurnBound(st *game.State) time.Duration {
+	level, _ := st.AITurn()
+	lv, err := engine.ParseLevel(level)
+	if err != nil {
+		return engine.MaxMoveTime + s.cfg.AIWatchdog
+	}
+	think := lv.ThinkTime()
+	if lv == engine.LevelMax {
+		think = engine.LevelHard.ThinkTime()
+		if st.Clock.Started[st.Turn()] && st.Options.TimeControl.Kind == game.TimeFischer {
+			think = engine.MaxMoveTime
+		}
+	}
+	return think + s.cfg.AIWatchdog
 }
 
 // syncTimer keeps the game's timer on next's deadline: armed when it
@@ -178,8 +207,15 @@ func (e *effects) enqueue(prev, next *game.State, attempts int) {
 	if e.closed {
 		return
 	}
-	if old, ok := e.pending[next.GameID]; ok && old.next.Version > next.Version {
-		return
+	if old, ok := e.pending[next.GameID]; ok {
+		if old.next.Version > next.Version {
+			return
+		}
+		// The newer commit's effects supersede the older one's (the timer
+		// follows the latest deadline), but what happened in between still
+		// counts: from the older commit's prev, a game that finished rated
+		// in between still has its ratings applied, once.
+		prev = old.prev
 	}
 	backoff := min(time.Duration(1<<min(attempts, 10))*time.Second, 5*time.Minute)
 	e.pending[next.GameID] = pendingEffect{prev: prev, next: next, attempts: attempts, due: time.Now().Add(backoff)}

@@ -14,6 +14,7 @@ import (
 
 	"chessapi/shared/chess"
 	"chessapi/shared/game"
+	"chessapi/shared/obs"
 )
 
 // The use cases of games. Each is a txn for update (or insert): who may
@@ -30,9 +31,27 @@ type CreateInput struct {
 	Options game.Options
 	// AILevel is the level of an AI opponent, or "" for a human opponent.
 	AILevel string
-	Player  PlayerInput
-	// RematchOf is the id of a finished game this one is a rematch of.
+	// Player names an anonymous host; ignored with a player token.
+	Player PlayerInput
+	// RematchOf is the id of a finished game this one is a rematch of; the
+	// caller must be one of its two players (a seat or player token of it).
 	RematchOf string
+	// Private makes the game joinable only with the invite code the host
+	// gets (SPEC §12); an open game is listed in its room's lobby.
+	Private bool
+	// Caller is who asks: a player token binds the host seat to the player.
+	Caller Caller
+}
+
+// JoinInput is a request to take a waiting game's free seat.
+type JoinInput struct {
+	// Player names an anonymous joiner; ignored with a player token.
+	Player PlayerInput
+	// InviteCode is a private game's code.
+	InviteCode string
+	// Caller is who asks: a player token binds the seat; for a rematch,
+	// the other player's seat token of the old game admits them.
+	Caller Caller
 }
 
 // Seated is the answer to create and join: the new seat's player id and
@@ -42,6 +61,9 @@ type Seated struct {
 	PlayerID string
 	Token    string
 	Game     *game.View
+	// InviteCode is a private game's code, for its host to share (never in
+	// a view).
+	InviteCode string
 }
 
 // ActionInput is one player action, decoded by the edge.
@@ -73,8 +95,13 @@ const (
 	maxPlayerIDLen  = 64
 )
 
-// checkPlayer validates and completes a PlayerInput.
+// checkPlayer validates and completes an anonymous PlayerInput. An id
+// shaped like a registered player's is not taken (a fresh anonymous one
+// is made): nobody can pose as a registered player by naming their id.
 func (s *Service) checkPlayer(in PlayerInput) (PlayerInput, error) {
+	if strings.HasPrefix(in.ID, RegisteredIDPrefix) {
+		in.ID = ""
+	}
 	if in.ID == "" {
 		id, err := s.newPlayerID()
 		if err != nil {
@@ -112,16 +139,63 @@ func CheckRequestID(id string) error {
 	return nil
 }
 
+// seatHolder is who takes a seat: a registered player (from a player
+// token) or an anonymous one (from the request body), with the new seat's
+// token.
+func (s *Service) seatHolder(ctx context.Context, c Caller, in PlayerInput) (game.Player, string, error) {
+	token, hash, err := s.newToken()
+	if err != nil {
+		return game.Player{}, "", err
+	}
+	if c.playerID != "" {
+		ps, err := s.players()
+		if err != nil {
+			return game.Player{}, "", err
+		}
+		var p PlayerRecord
+		if c.player != nil {
+			p = *c.player
+		} else if p, err = ps.Player(ctx, c.playerID); err != nil {
+			return game.Player{}, "", err
+		}
+		return game.Player{ID: p.ID, Name: p.Name, TokenHash: hash, Bound: true, Rating: p.Rating}, token, nil
+	}
+	anon, err := s.checkPlayer(in)
+	if err != nil {
+		return game.Player{}, "", err
+	}
+	return game.Player{ID: anon.ID, Name: anon.Name, TokenHash: hash}, token, nil
+}
+
+// inviteCodeLen is the length of a private game's invite code (from the
+// link codes' alphabet: 31^10 ≈ 8·10^14, and a wrong code only gets 403).
+const inviteCodeLen = 10
+
+func (s *Service) newInviteCode() (string, error) {
+	b, err := s.randomBytes(inviteCodeLen)
+	if err != nil {
+		return "", err
+	}
+	code := make([]byte, inviteCodeLen)
+	for i, v := range b {
+		code[i] = linkAlphabet[int(v)%len(linkAlphabet)]
+	}
+	return string(code), nil
+}
+
 // Create makes a new game with the caller in the host seat.
 func (s *Service) Create(ctx context.Context, in CreateInput) (Seated, error) {
 	if in.AILevel != "" && !slices.Contains(game.AILevels, in.AILevel) {
 		return Seated{}, game.FieldOneOf("opponent.level", game.AILevels...)
 	}
-	player, err := s.checkPlayer(in.Player)
+	caller, err := s.resolve(ctx, in.Caller)
 	if err != nil {
 		return Seated{}, err
 	}
-	token, hash, err := s.newToken()
+	if in.Options.Room.Rated() && caller.playerID == "" {
+		return Seated{}, ErrPlayerRequired
+	}
+	host, token, err := s.seatHolder(ctx, caller, in.Player)
 	if err != nil {
 		return Seated{}, err
 	}
@@ -129,91 +203,122 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (Seated, error) {
 	if err != nil {
 		return Seated{}, err
 	}
+	var invite game.Invite
+	var inviteCode string
+	if in.Private && in.AILevel == "" {
+		if inviteCode, err = s.newInviteCode(); err != nil {
+			return Seated{}, err
+		}
+		invite = game.Invite{Mode: game.InvitePrivate, CodeHash: HashToken(inviteCode)}
+	}
 	var previous *game.PreviousGame
 	var fixedID string
 	if in.RematchOf != "" {
 		// The rematch link is claimed on the old game first, with the new
 		// game's id: of two concurrent rematches exactly one wins (the
-		// other gets rematch_exists), and no orphan game is created.
+		// other gets rematch_exists), and no orphan game is created. Its
+		// free seat is kept for the old game's other player.
 		if fixedID, err = s.newGameID(); err != nil {
 			return Seated{}, err
 		}
-		if previous, err = s.claimRematch(ctx, in.RematchOf, player.ID, fixedID); err != nil {
+		var reserved game.Invite
+		if previous, reserved, err = s.claimRematch(ctx, in.RematchOf, caller, fixedID); err != nil {
 			return Seated{}, err
+		}
+		if in.AILevel == "" && !in.Private {
+			invite = reserved
 		}
 	}
 	st, err := s.insert(ctx, fixedID, func(id string) (*game.State, []game.Event, error) {
 		return game.New(game.NewGame{
 			GameID:    id,
 			Options:   in.Options,
-			Host:      game.Player{ID: player.ID, Name: player.Name, TokenHash: hash},
+			Host:      host,
 			AI:        in.AILevel,
 			Seed:      seed,
 			RematchOf: previous,
+			Invite:    invite,
 		}, s.now())
 	})
 	if err != nil {
 		return Seated{}, err
 	}
-	color, _ := st.SeatOf(player.ID)
+	color, _ := st.SeatOf(host.ID)
 	view, err := game.ViewOf(st, &color, s.now())
 	if err != nil {
 		return Seated{}, err
 	}
-	return Seated{GameID: st.GameID, PlayerID: player.ID, Token: token, Game: view}, nil
+	return Seated{GameID: st.GameID, PlayerID: host.ID, Token: token, Game: view, InviteCode: inviteCode}, nil
 }
 
-// claimRematch links nextID as the rematch of the finished game prevID,
-// for one of its players, and returns the caller's colour there.
-func (s *Service) claimRematch(ctx context.Context, prevID, playerID, nextID string) (*game.PreviousGame, error) {
+// claimRematch links nextID as the rematch of the finished game prevID for
+// one of its players (the caller: a seat or player token of that game),
+// and returns the caller's colour there and the invite that keeps the new
+// game's free seat for the other player.
+func (s *Service) claimRematch(ctx context.Context, prevID string, c Caller, nextID string) (*game.PreviousGame, game.Invite, error) {
 	var previous *game.PreviousGame
+	var reserved game.Invite
 	_, err := s.update(ctx, txn{
 		gameID: prevID,
-		access: system,
-		step: func(st *game.State, _ *chess.Color) (game.Step, error) {
-			color, ok := st.SeatOf(playerID)
-			if !ok {
-				return nil, game.FieldNotAllowed("rematchOf", "rematchNotPlayer")
+		caller: c,
+		access: seatOnly,
+		step: func(st *game.State, seat *chess.Color) (game.Step, error) {
+			previous = &game.PreviousGame{GameID: prevID, HostColor: *seat}
+			other := st.Seats[seat.Other()]
+			reserved = game.Invite{Mode: game.InviteReserved, TokenHash: other.TokenHash}
+			if other.Bound {
+				reserved.PlayerID = other.PlayerID
 			}
-			previous = &game.PreviousGame{GameID: prevID, HostColor: color}
 			return game.LinkRematch{Next: nextID}, nil
 		},
 	})
-	if errors.Is(err, ErrNotFound) {
-		return nil, &game.InputError{Field: "rematchOf", Problem: game.ProblemNotFound}
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil, game.Invite{}, &game.InputError{Field: "rematchOf", Problem: game.ProblemNotFound}
+	case errors.Is(err, ErrForbidden):
+		return nil, game.Invite{}, game.FieldNotAllowed("rematchOf", "rematchNotPlayer")
+	case err != nil:
+		return nil, game.Invite{}, err
 	}
-	if err != nil {
-		return nil, err
-	}
-	return previous, nil
+	return previous, reserved, nil
 }
 
 // Join seats the caller in the free seat of a waiting game.
-func (s *Service) Join(ctx context.Context, gameID string, in PlayerInput) (Seated, error) {
-	player, err := s.checkPlayer(in)
+func (s *Service) Join(ctx context.Context, gameID string, in JoinInput) (Seated, error) {
+	caller, err := s.resolve(ctx, in.Caller)
 	if err != nil {
 		return Seated{}, err
 	}
-	token, hash, err := s.newToken()
+	joiner, token, err := s.seatHolder(ctx, caller, in.Player)
 	if err != nil {
 		return Seated{}, err
+	}
+	var codeHash, proof string
+	if in.InviteCode != "" {
+		codeHash = HashToken(in.InviteCode)
+	}
+	if !caller.anonymous() && caller.playerID == "" {
+		proof = caller.hash() // a seat token of the game this is a rematch of
 	}
 	out, err := s.update(ctx, txn{
 		gameID: gameID,
 		access: system,
-		step: func(*game.State, *chess.Color) (game.Step, error) {
-			return game.Join{Player: game.Player{ID: player.ID, Name: player.Name, TokenHash: hash}}, nil
+		step: func(st *game.State, _ *chess.Color) (game.Step, error) {
+			if st.Phase == game.PhaseWaiting && st.Options.Room.Rated() && !joiner.Bound {
+				return nil, ErrPlayerRequired
+			}
+			return game.Join{Player: joiner, InviteCodeHash: codeHash, ProofTokenHash: proof}, nil
 		},
 	})
 	if err != nil {
 		return Seated{}, err
 	}
-	color, _ := out.state.SeatOf(player.ID)
+	color, _ := out.state.SeatOf(joiner.ID)
 	view, err := game.ViewOf(out.state, &color, s.now())
 	if err != nil {
 		return Seated{}, err
 	}
-	return Seated{GameID: gameID, PlayerID: player.ID, Token: token, Game: view}, nil
+	return Seated{GameID: gameID, PlayerID: joiner.ID, Token: token, Game: view}, nil
 }
 
 // Act applies a seat's action. A retried request id gets its stored
@@ -241,6 +346,9 @@ func (s *Service) Act(ctx context.Context, gameID string, c Caller, in ActionInp
 	view, err := game.ViewOf(out.state, out.seat, s.now())
 	if err != nil {
 		return Outcome{}, err
+	}
+	if out.replayed == nil && in.Action.Type == game.ActionMove && out.events != nil {
+		s.cfg.Metrics.Count(obs.MetricMoves, 1)
 	}
 	if out.replayed != nil {
 		events, err := decodeEvents(out.replayed.Events)
@@ -333,6 +441,8 @@ func (s *Service) Get(ctx context.Context, gameID string, c Caller, afterVersion
 		select {
 		case <-changed:
 		case <-timer.C:
+		case <-s.draining:
+			until = now // answer with the game as it is
 		case <-ctx.Done():
 			timer.Stop()
 			stop()
@@ -429,14 +539,25 @@ func (s *Service) HandleTimeout(ctx context.Context, task TimeoutTask) error {
 		return err
 	}
 	st := out.state
-	attempt := 0
 	if _, ai := st.AITurn(); ai && s.aiOverdue(st, task.Attempt) {
-		s.log.Warn("AI turn overdue, starting it again", "game", st.GameID, "version", st.Version, "attempt", task.Attempt+1)
-		if err := s.triggerAI(ctx, st); err != nil {
+		// The next watchdog timer first, so that whatever happens to this
+		// trigger the turn is looked at again; then the trigger, retried.
+		// A trigger that still fails is a metric, not an error: the next
+		// watchdog attempt starts the AI again (or, the attempts spent,
+		// the AI seat forfeits).
+		if err := s.rearm(ctx, st, task.Attempt+1); err != nil {
 			return err
 		}
-		attempt = task.Attempt + 1
-	} else if ai && st.Version == task.Version {
+		s.cfg.Metrics.Count(obs.MetricAIRetriggers, 1)
+		s.log.WarnContext(ctx, "AI turn overdue, starting it again", "game", st.GameID, "version", st.Version, "attempt", task.Attempt+1)
+		if err := s.retry(ctx, "AI trigger", func(ctx context.Context) error { return s.triggerAI(ctx, st) }); err != nil {
+			s.cfg.Metrics.Count(obs.MetricAITriggerFailures, 1)
+			s.log.ErrorContext(ctx, "AI turn could not be started again; the watchdog will try once more", "game", st.GameID, "err", err)
+		}
+		return nil
+	}
+	attempt := 0
+	if _, ai := st.AITurn(); ai && st.Version == task.Version {
 		attempt = task.Attempt // an early delivery keeps its count
 	}
 	return s.rearm(ctx, st, attempt)
@@ -444,7 +565,7 @@ func (s *Service) HandleTimeout(ctx context.Context, task TimeoutTask) error {
 
 // aiOverdue reports whether the AI's turn has gone past watchdog attempt n.
 func (s *Service) aiOverdue(st *game.State, attempt int) bool {
-	due := time.UnixMilli(st.Clock.TurnStartedAt).Add(time.Duration(attempt+1) * s.cfg.AIWatchdog)
+	due := time.UnixMilli(st.Clock.TurnStartedAt).Add(time.Duration(attempt+1) * s.aiTurnBound(st))
 	return !s.now().Before(due)
 }
 
@@ -507,6 +628,7 @@ func (s *Service) PlayAITurn(ctx context.Context, task AITask) error {
 	if err != nil {
 		return fmt.Errorf("AI move %s in game %s: %w", uci, task.GameID, err)
 	}
+	s.cfg.Metrics.Count(obs.MetricMoves, 1)
 	return nil
 }
 

@@ -26,6 +26,9 @@ type GameRecord struct {
 	// ExpiresAt is set once a game is finished: the store may delete the
 	// record after it (DynamoDB TTL). Zero while the game is live.
 	ExpiresAt time.Time
+	// Index is what the game index (me/games, the lobby) knows of the
+	// game; stores that implement GameLister keep it with the record.
+	Index GameIndex
 }
 
 // Store errors. Adapters return these (possibly wrapped) so the service can

@@ -16,9 +16,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"time"
 
 	"chessapi/shared/game"
+	"chessapi/shared/obs"
 )
 
 // Errors the edge maps to status codes (besides the store's ErrNotFound,
@@ -34,7 +36,27 @@ var (
 	ErrRequestIDReused = errors.New("request id reused for a different request")
 	// ErrNoEngine: this process has no engine for AI searches.
 	ErrNoEngine = errors.New("no engine configured")
+	// ErrPlayerRequired: the request needs a player token (rated rooms,
+	// the player routes).
+	ErrPlayerRequired = errors.New("player token required")
+	// ErrLinkCodeInvalid: a link code that is unknown, used or expired.
+	ErrLinkCodeInvalid = errors.New("link code invalid")
+	// ErrNoPlayers: this process keeps no players.
+	ErrNoPlayers = errors.New("players are not configured")
 )
+
+// RateLimitError refuses a request over a limit until its window ends
+// (the edge answers 429 with Retry-After).
+type RateLimitError struct {
+	Wait time.Duration
+}
+
+func (e *RateLimitError) Error() string {
+	return fmt.Sprintf("too many attempts; retry after %s", e.Wait)
+}
+
+// RetryAfter is how long until the limit's window ends.
+func (e *RateLimitError) RetryAfter() time.Duration { return e.Wait }
 
 // ConflictError is returned when the client's expectedVersion is stale; it
 // carries the current game as the client sees it.
@@ -72,6 +94,15 @@ type Config struct {
 	// Engine chooses AI-seat moves (PlayAITurn) and answers the analysis
 	// routes; nil in processes that never search.
 	Engine Engine
+	// Metrics receives the service's metrics (moves, conflicts, AI time
+	// and nodes, effect retries and failures); nil for none.
+	Metrics *obs.Metrics
+	// Players keeps players, link codes, counters and pairing slots; nil
+	// disables the player routes (SPEC §12) and rated rooms.
+	Players Players
+	// Lister answers game lists and the lobby from the game index (the
+	// store, when it keeps one); nil disables those routes.
+	Lister GameLister
 	// Effects says who runs the work after a commit (default inline).
 	Effects EffectsMode
 	// Now is the clock; time.Now when nil.
@@ -88,8 +119,9 @@ type Config struct {
 	PollInterval time.Duration
 	// FinishedTTL is how long a finished game is kept (default 30 days).
 	FinishedTTL time.Duration
-	// AIWatchdog is how long an AI turn may go unanswered before the AI is
-	// started again (default 40 s: the longest search, 10 s, plus 30 s).
+	// AIWatchdog is how long past its think time an AI turn may go
+	// unanswered before the AI is started again (default 30 s, SPEC §13:
+	// "think time + 30 s").
 	AIWatchdog time.Duration
 	// AIRestarts bounds how often an unanswered AI turn is started again
 	// before the AI seat forfeits (default 3).
@@ -106,6 +138,16 @@ type Service struct {
 	log     *slog.Logger
 	feed    *feed
 	effects *effects
+	// draining is closed by StopWaiting: long polls answer at once.
+	draining     chan struct{}
+	drainingOnce sync.Once
+}
+
+// StopWaiting makes every long poll in progress, and every one to come,
+// answer with the game as it is now instead of waiting: a server shutting
+// down lets its clients go at once (they poll again elsewhere).
+func (s *Service) StopWaiting() {
+	s.drainingOnce.Do(func() { close(s.draining) })
 }
 
 // New returns a Service.
@@ -129,7 +171,7 @@ func New(cfg Config) (*Service, error) {
 		cfg.FinishedTTL = 30 * 24 * time.Hour
 	}
 	if cfg.AIWatchdog <= 0 {
-		cfg.AIWatchdog = 40 * time.Second
+		cfg.AIWatchdog = 30 * time.Second
 	}
 	if cfg.AIRestarts <= 0 {
 		cfg.AIRestarts = 3
@@ -140,7 +182,7 @@ func New(cfg Config) (*Service, error) {
 	if cfg.EffectBackoff <= 0 {
 		cfg.EffectBackoff = 100 * time.Millisecond
 	}
-	s := &Service{cfg: cfg, log: cfg.Logger, feed: newFeed()}
+	s := &Service{cfg: cfg, log: cfg.Logger, feed: newFeed(), draining: make(chan struct{})}
 	s.effects = newEffects(s)
 	return s, nil
 }

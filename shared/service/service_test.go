@@ -142,7 +142,7 @@ func (f *fixture) newGame(t *testing.T, opts string) seats {
 	if err != nil {
 		t.Fatal(err)
 	}
-	guest, err := f.svc.Join(ctx, host.GameID, service.PlayerInput{Name: "guest"})
+	guest, err := f.svc.Join(ctx, host.GameID, service.JoinInput{Player: service.PlayerInput{Name: "guest"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,7 +407,7 @@ func TestChess960CastlingListedAlike(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.Join(ctx, host.GameID, service.PlayerInput{Name: "b"}); err != nil {
+	if _, err := f.svc.Join(ctx, host.GameID, service.JoinInput{Player: service.PlayerInput{Name: "b"}}); err != nil {
 		t.Fatal(err)
 	}
 	// Put the game on the position: rewrite its stored state with that

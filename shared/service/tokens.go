@@ -1,13 +1,16 @@
 package service
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"chessapi/shared/chess"
 	"chessapi/shared/game"
@@ -20,6 +23,13 @@ const (
 	tokenPrefix = "st_"
 	tokenBytes  = 32
 	gameIDBytes = 16 // 128 bits: unguessable game ids (22 base64url chars)
+	// PlayerTokenPrefix starts a player token (SPEC §12): 256 bits like a
+	// seat token, stored hashed the same way.
+	PlayerTokenPrefix = "pt_"
+	// RegisteredIDPrefix starts a registered player's id; an anonymous
+	// seat's id never does (a body's player.id with it is not taken), so
+	// no seat can pose as a registered player.
+	RegisteredIDPrefix = "pl_"
 )
 
 var b64 = base64.RawURLEncoding
@@ -50,12 +60,25 @@ func (s *Service) newPlayerID() (string, error) {
 
 // newToken returns a fresh seat token and its stored hash.
 func (s *Service) newToken() (token, hash string, err error) {
+	return s.newSecret(tokenPrefix)
+}
+
+// newSecret returns a fresh 256-bit token with the prefix, and its hash.
+func (s *Service) newSecret(prefix string) (token, hash string, err error) {
 	b, err := s.randomBytes(tokenBytes)
 	if err != nil {
 		return "", "", err
 	}
-	token = tokenPrefix + b64.EncodeToString(b)
+	token = prefix + b64.EncodeToString(b)
 	return token, HashToken(token), nil
+}
+
+func (s *Service) newRegisteredID() (string, error) {
+	b, err := s.randomBytes(16)
+	if err != nil {
+		return "", err
+	}
+	return RegisteredIDPrefix + b64.EncodeToString(b), nil
 }
 
 func (s *Service) newSeed() (uint64, error) {
@@ -87,20 +110,27 @@ func validGameID(id string) bool {
 	return true
 }
 
-// seatOf returns the colour of the seat whose token this is. Both seats are
-// always compared, so timing does not reveal which one matched.
+// seatOf returns the colour of the caller's seat: the seat whose token
+// this is, or, for a player token, the seat bound to that player. Both
+// seats are always compared, so timing does not reveal which one matched.
 func seatOf(st *game.State, c Caller) (chess.Color, bool) {
-	h := []byte(c.TokenHash)
-	if c.Token != "" {
-		h = []byte(HashToken(c.Token))
-	}
 	var match [2]int
-	for _, c := range []chess.Color{chess.White, chess.Black} {
-		stored := st.Seats[c].TokenHash
-		if stored == "" {
-			continue
+	if c.playerID != "" {
+		for _, col := range []chess.Color{chess.White, chess.Black} {
+			seat := st.Seats[col]
+			if seat.Bound && seat.PlayerID == c.playerID {
+				match[col] = 1
+			}
 		}
-		match[c] = subtle.ConstantTimeCompare(h, []byte(stored))
+	} else {
+		h := []byte(c.hash())
+		for _, col := range []chess.Color{chess.White, chess.Black} {
+			stored := st.Seats[col].TokenHash
+			if stored == "" {
+				continue
+			}
+			match[col] = subtle.ConstantTimeCompare(h, []byte(stored))
+		}
 	}
 	switch {
 	case match[chess.White] == 1:
@@ -111,19 +141,64 @@ func seatOf(st *game.State, c Caller) (chess.Color, bool) {
 	return chess.White, false
 }
 
-// Caller is who is asking: a seat (by its token) or a spectator (no
-// token). The edge checks the token's form; the service checks it against
-// the game.
+// Caller is who is asking: a seat (by its token), a player (by a player
+// token: wherever that player's seat token works, SPEC §12) or a
+// spectator (no token). The edge checks the token's form; the service
+// checks it against the game.
 type Caller struct {
 	Token string // "" for a spectator
 	// TokenHash stands for Token where only the hash was kept (a stream
 	// connection's token, stored with the connection); Token wins when
-	// both are set.
-	TokenHash string
+	// both are set. PlayerToken says whether that hash is a player token's.
+	TokenHash   string
+	PlayerToken bool
+
+	// playerID is the player a player token belongs to, once resolved,
+	// and player that player's record as read then (one read serves the
+	// whole request).
+	playerID string
+	player   *PlayerRecord
 }
 
 // anonymous reports whether the caller holds no token.
 func (c Caller) anonymous() bool { return c.Token == "" && c.TokenHash == "" }
+
+// hash is the hash of the caller's token.
+func (c Caller) hash() string {
+	if c.Token != "" {
+		return HashToken(c.Token)
+	}
+	return c.TokenHash
+}
+
+// isPlayerToken reports whether the caller holds a player token.
+func (c Caller) isPlayerToken() bool {
+	if c.Token != "" {
+		return strings.HasPrefix(c.Token, PlayerTokenPrefix)
+	}
+	return c.TokenHash != "" && c.PlayerToken
+}
+
+// resolve finds the player of a player token: an unknown one is
+// ErrUnauthorized (it authenticates nobody, anywhere). Seat tokens and
+// spectators pass as they are.
+func (s *Service) resolve(ctx context.Context, c Caller) (Caller, error) {
+	if c.playerID != "" || !c.isPlayerToken() {
+		return c, nil
+	}
+	if s.cfg.Players == nil {
+		return c, ErrUnauthorized
+	}
+	p, err := s.cfg.Players.PlayerByToken(ctx, c.hash())
+	if errors.Is(err, ErrNotFound) {
+		return c, ErrUnauthorized
+	}
+	if err != nil {
+		return c, err
+	}
+	c.playerID, c.player = p.ID, &p
+	return c, nil
+}
 
 // authorize resolves the caller against a game: a spectator (nil colour),
 // a seat, or ErrForbidden for a token that is not a seat of this game.

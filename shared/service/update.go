@@ -7,6 +7,7 @@ import (
 
 	"chessapi/shared/chess"
 	"chessapi/shared/game"
+	"chessapi/shared/obs"
 )
 
 // How a game changes: every use case (create, act, join, presence, a read
@@ -66,6 +67,11 @@ type outcome struct {
 // update runs t until it commits, is refused, or loses MaxAttempts races
 // (ErrBusy).
 func (s *Service) update(ctx context.Context, t txn) (outcome, error) {
+	caller, err := s.resolve(ctx, t.caller)
+	if err != nil {
+		return outcome{}, err
+	}
+	t.caller = caller
 	for range s.cfg.MaxAttempts {
 		cur, err := s.load(ctx, t.gameID)
 		if err != nil {
@@ -96,7 +102,18 @@ func (s *Service) update(ctx context.Context, t txn) (outcome, error) {
 				step = asked
 			}
 		}
-		next, events, stepErr := game.Reduce(cur.state, step, s.now())
+		now := s.now()
+		next, events, stepErr := game.Reduce(cur.state, step, now)
+		if game.EndsRatedGame(cur.state, next) {
+			// The step ends a rated game: again, with both players'
+			// standings, so the result carries its rating change (the
+			// reducer is deterministic: same step, same outcome).
+			standings, err := s.standings(ctx, next)
+			if err != nil {
+				return outcome{}, err
+			}
+			next, events, stepErr = game.Reduce(cur.state, game.Rated{Step: step, Players: standings}, now)
+		}
 		if next == nil || next == cur.state {
 			return outcome{state: cur.state, seat: seat}, stepErr
 		}
@@ -106,6 +123,7 @@ func (s *Service) update(ctx context.Context, t txn) (outcome, error) {
 		err = s.write(ctx, cur, next, events)
 		switch {
 		case errors.Is(err, ErrVersionConflict):
+			s.cfg.Metrics.Count(obs.MetricConflicts, 1)
 			if stepErr != nil {
 				return outcome{}, stepErr // the timeout is someone else's to write now
 			}
@@ -232,6 +250,9 @@ func (s *Service) record(st *game.State) (GameRecord, error) {
 	}
 	if st.Phase == game.PhaseFinished {
 		rec.ExpiresAt = s.now().Add(s.cfg.FinishedTTL)
+	}
+	if rec.Index, err = s.indexOf(st); err != nil {
+		return GameRecord{}, err
 	}
 	return rec, nil
 }

@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"chessapi/shared/service"
+	"chessapi/shared/store/internal/rules"
 )
 
 // A record is stored under its game id as:
@@ -18,23 +20,46 @@ import (
 //	byte     flags: hasDeadline | hasExpiry
 //	varint   deadline, epoch milliseconds rounded up   (if hasDeadline)
 //	varint   expiresAt, epoch seconds rounded up       (if hasExpiry)
+//	...      the game index                            (if hasIndex):
+//	  byte     finished (0 or 1)
+//	  varint   createdAt, epoch milliseconds
+//	  varint   updatedAt, epoch milliseconds
+//	  4 × (uvarint length, bytes): white player, black player, lobby room, summary
 //	...      state: the rest of the value
 //
 // The header comes first so the deadline scan can skip the state. The
 // rounding is the DynamoDB store's, so both stores return the same records.
+// The index is kept with the record so an update can delete the index keys
+// the previous version put (index.go); a record without an index (the zero
+// GameIndex) has no hasIndex flag, so files written before the index
+// existed read as before, and a binary that predates the flag refuses a
+// record with it as corrupt rather than misreading it.
 const formatV1 = 1
 
 const (
 	hasDeadline = 1 << iota
 	hasExpiry
-	knownFlags = hasDeadline | hasExpiry
+	hasIndex
+	knownFlags = hasDeadline | hasExpiry | hasIndex
 )
 
-// maxHeader bounds the encoded header: format, three varints, flags.
+// maxHeader bounds the encoded header without the index: format, three
+// varints, flags.
 const maxHeader = 1 + 3*binary.MaxVarintLen64 + 1
 
+// maxIndexHeader bounds the encoded index without its strings: the
+// finished byte, two varints, four lengths.
+const maxIndexHeader = 1 + 2*binary.MaxVarintLen64 + 4*binary.MaxVarintLen64
+
+// encodeRecord encodes a record whose index passed rules.ValidateIndex.
 func encodeRecord(rec service.GameRecord) []byte {
-	buf := make([]byte, 0, maxHeader+len(rec.State))
+	ix := rec.Index
+	indexed := !rules.IsZero(ix)
+	size := maxHeader + len(rec.State)
+	if indexed {
+		size += maxIndexHeader + len(ix.Players[0]) + len(ix.Players[1]) + len(ix.LobbyRoom) + len(ix.Summary)
+	}
+	buf := make([]byte, 0, size)
 	buf = append(buf, formatV1)
 	buf = binary.AppendVarint(buf, rec.Version)
 	buf = binary.AppendVarint(buf, int64(rec.StateVersion))
@@ -45,12 +70,28 @@ func encodeRecord(rec service.GameRecord) []byte {
 	if !rec.ExpiresAt.IsZero() {
 		flags |= hasExpiry
 	}
+	if indexed {
+		flags |= hasIndex
+	}
 	buf = append(buf, flags)
 	if flags&hasDeadline != 0 {
 		buf = binary.AppendVarint(buf, service.DeadlineMillis(rec.Deadline))
 	}
 	if flags&hasExpiry != 0 {
 		buf = binary.AppendVarint(buf, service.ExpirySeconds(rec.ExpiresAt))
+	}
+	if indexed {
+		var finished byte
+		if ix.Finished {
+			finished = 1
+		}
+		buf = append(buf, finished)
+		buf = binary.AppendVarint(buf, ix.CreatedAt.UnixMilli())
+		buf = binary.AppendVarint(buf, ix.UpdatedAt.UnixMilli())
+		for _, field := range [][]byte{[]byte(ix.Players[0]), []byte(ix.Players[1]), []byte(ix.LobbyRoom), ix.Summary} {
+			buf = binary.AppendUvarint(buf, uint64(len(field)))
+			buf = append(buf, field...)
+		}
 	}
 	return append(buf, rec.State...)
 }
@@ -61,7 +102,10 @@ type header struct {
 	stateVersion int
 	deadline     time.Time // zero: none
 	expiresAt    time.Time // zero: live
-	stateOffset  int       // where the state starts in the value
+	// index is the record's game index; its Summary aliases the value
+	// (copy it before the transaction ends).
+	index       service.GameIndex
+	stateOffset int // where the state starts in the value
 }
 
 // errCorrupt is wrapped by every decoding error.
@@ -121,6 +165,47 @@ func decodeHeader(value []byte) (header, error) {
 		}
 		h.expiresAt = time.Unix(s, 0).UTC()
 	}
+	if flags&hasIndex != 0 {
+		if pos >= len(value) {
+			return h, fmt.Errorf("%w: index finished flag missing", errCorrupt)
+		}
+		switch value[pos] {
+		case 0:
+		case 1:
+			h.index.Finished = true
+		default:
+			return h, fmt.Errorf("%w: index finished flag %d", errCorrupt, value[pos])
+		}
+		pos++
+		for _, f := range []struct {
+			name string
+			t    *time.Time
+		}{{"index createdAt", &h.index.CreatedAt}, {"index updatedAt", &h.index.UpdatedAt}} {
+			ms, err := next(f.name)
+			if err != nil {
+				return h, err
+			}
+			if ms < 0 || ms >= 1e13 {
+				return h, fmt.Errorf("%w: %s %d out of range", errCorrupt, f.name, ms)
+			}
+			*f.t = rules.Millis(ms)
+		}
+		var fields [4][]byte
+		for i, name := range []string{"index white player", "index black player", "index lobby room", "index summary"} {
+			n, size := binary.Uvarint(value[pos:])
+			if size <= 0 || n > uint64(len(value)-pos-size) {
+				return h, fmt.Errorf("%w: %s truncated", errCorrupt, name)
+			}
+			pos += size
+			fields[i] = value[pos : pos+int(n)]
+			pos += int(n)
+		}
+		h.index.Players = [2]string{string(fields[0]), string(fields[1])}
+		h.index.LobbyRoom = string(fields[2])
+		if len(fields[3]) > 0 {
+			h.index.Summary = fields[3]
+		}
+	}
 	h.stateOffset = pos
 	return h, nil
 }
@@ -138,7 +223,9 @@ func decodeRecord(id string, value []byte) (service.GameRecord, error) {
 		StateVersion: h.stateVersion,
 		Deadline:     h.deadline,
 		ExpiresAt:    h.expiresAt,
+		Index:        h.index,
 	}
+	rec.Index.Summary = bytes.Clone(h.index.Summary)
 	if state := value[h.stateOffset:]; len(state) > 0 {
 		rec.State = append([]byte(nil), state...)
 	}

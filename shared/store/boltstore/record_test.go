@@ -2,6 +2,7 @@ package boltstore
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"testing"
 	"time"
@@ -25,6 +26,12 @@ func TestDecodeRejectsCorruptValues(t *testing.T) {
 		{"missing deadline", []byte{formatV1, 2, 2, hasDeadline}},
 		{"missing expiry", []byte{formatV1, 2, 2, hasExpiry}},
 		{"overflowing varint", append([]byte{formatV1}, bytes.Repeat([]byte{0xff}, 11)...)},
+		{"missing index", []byte{formatV1, 2, 2, hasIndex}},
+		{"index finished flag 2", []byte{formatV1, 2, 2, hasIndex, 2, 2, 2, 0, 0, 0, 0}},
+		{"negative index time", []byte{formatV1, 2, 2, hasIndex, 0, 1, 2, 0, 0, 0, 0}},
+		{"index time past 2286", append([]byte{formatV1, 2, 2, hasIndex, 0}, binary.AppendVarint(nil, 1e13)...)},
+		{"index string past the end", []byte{formatV1, 2, 2, hasIndex, 0, 2, 2, 5, 'a'}},
+		{"index strings missing", []byte{formatV1, 2, 2, hasIndex, 0, 2, 2, 0, 0}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -34,6 +41,37 @@ func TestDecodeRejectsCorruptValues(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestRecordIndexRoundTrip(t *testing.T) {
+	at := time.UnixMilli(1_777_000_000_123)
+	rec := service.GameRecord{GameID: "g", Version: 2, StateVersion: 1, State: []byte("state"), Index: service.GameIndex{
+		Players: [2]string{"white", ""}, Finished: true, LobbyRoom: "free", CreatedAt: at, UpdatedAt: at.Add(time.Second), Summary: []byte{0, 1},
+	}}
+	value := encodeRecord(rec)
+	got, err := decodeRecord("g", value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !indexEqual(got.Index, rec.Index) || !bytes.Equal(got.State, rec.State) {
+		t.Fatalf("decodeRecord(encodeRecord(%+v)) = %+v", rec, got)
+	}
+	// The summary is copied out of the value.
+	value[len(value)-len(rec.State)-1] = 9
+	if got.Index.Summary[1] != 1 {
+		t.Error("the decoded summary aliases the stored value")
+	}
+	// Without an index the value is the format every earlier version wrote.
+	plain := rec
+	plain.Index = service.GameIndex{}
+	if v := encodeRecord(plain); v[3] != 0 {
+		t.Errorf("a record without an index has flags %#x; want none", v[3])
+	}
+}
+
+func indexEqual(a, b service.GameIndex) bool {
+	return a.Players == b.Players && a.Finished == b.Finished && a.LobbyRoom == b.LobbyRoom &&
+		a.CreatedAt.Equal(b.CreatedAt) && a.UpdatedAt.Equal(b.UpdatedAt) && bytes.Equal(a.Summary, b.Summary)
 }
 
 func TestRecordRoundTrip(t *testing.T) {
@@ -59,6 +97,9 @@ func FuzzDecodeRecord(f *testing.F) {
 	f.Add(encodeRecord(service.GameRecord{GameID: "g", Version: 7, StateVersion: 2, State: []byte("state"),
 		Deadline: time.UnixMilli(1_800_000_000_000), ExpiresAt: time.Unix(1_900_000_000, 0)}))
 	f.Add([]byte{formatV1, 2, 2, hasDeadline | hasExpiry, 1, 1})
+	f.Add(encodeRecord(service.GameRecord{GameID: "g", Version: 3, StateVersion: 1, State: []byte("s"), Index: service.GameIndex{
+		Players: [2]string{"w", "b"}, LobbyRoom: "r", CreatedAt: time.UnixMilli(5), UpdatedAt: time.UnixMilli(6), Summary: []byte("sum"),
+	}}))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, value []byte) {
 		rec, err := decodeRecord("g", value)
@@ -70,7 +111,7 @@ func FuzzDecodeRecord(f *testing.F) {
 			t.Fatalf("re-decoding %+v: %v", rec, err)
 		}
 		if again.Version != rec.Version || again.StateVersion != rec.StateVersion || !bytes.Equal(again.State, rec.State) ||
-			!again.Deadline.Equal(rec.Deadline) || !again.ExpiresAt.Equal(rec.ExpiresAt) {
+			!again.Deadline.Equal(rec.Deadline) || !again.ExpiresAt.Equal(rec.ExpiresAt) || !indexEqual(again.Index, rec.Index) {
 			t.Fatalf("round trip changed %+v into %+v", rec, again)
 		}
 	})

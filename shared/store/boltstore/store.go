@@ -24,6 +24,7 @@ import (
 	bolterrors "go.etcd.io/bbolt/errors"
 
 	"chessapi/shared/service"
+	"chessapi/shared/store/internal/rules"
 )
 
 // MaxRecordSize is the largest stored record, key included, in bytes. It
@@ -151,6 +152,9 @@ func encode(rec service.GameRecord) ([]byte, error) {
 	case rec.StateVersion < 0:
 		return nil, fmt.Errorf("state version %d is negative", rec.StateVersion)
 	}
+	if err := rules.ValidateIndex(rec.GameID, rec.Index); err != nil {
+		return nil, err
+	}
 	value := encodeRecord(rec)
 	if size := len(rec.GameID) + len(value); size > MaxRecordSize {
 		return nil, &TooLargeError{Size: size, Limit: MaxRecordSize}
@@ -167,7 +171,7 @@ func (s *Store) Create(ctx context.Context, rec service.GameRecord) error {
 	if err != nil {
 		return fmt.Errorf("boltstore: create game %q: %w", rec.GameID, err)
 	}
-	err = s.write(ctx, &writeOp{key: []byte(rec.GameID), value: value, create: true})
+	err = s.write(ctx, &writeOp{key: []byte(rec.GameID), value: value, index: rec.Index, create: true})
 	if err != nil {
 		return fmt.Errorf("boltstore: create game %q: %w", rec.GameID, err)
 	}
@@ -208,19 +212,26 @@ func (s *Store) Update(ctx context.Context, rec service.GameRecord, expectedVers
 	if err != nil {
 		return fmt.Errorf("boltstore: update game %q: %w", rec.GameID, err)
 	}
-	err = s.write(ctx, &writeOp{key: []byte(rec.GameID), value: value, expected: expectedVersion})
+	err = s.write(ctx, &writeOp{key: []byte(rec.GameID), value: value, index: rec.Index, expected: expectedVersion})
 	if err != nil {
 		return fmt.Errorf("boltstore: update game %q from version %d: %w", rec.GameID, expectedVersion, err)
 	}
 	return nil
 }
 
-// writeOp is one queued Create or Update.
+// writeOp is one queued write: a game's Create or Update, or (run set)
+// any other write.
 type writeOp struct {
 	key, value []byte
-	create     bool  // Create; else Update from expected
-	expected   int64 // Update's expected stored version
-	result     chan error
+	index      service.GameIndex // the new record's index
+	create     bool              // Create; else Update from expected
+	expected   int64             // Update's expected stored version
+	// run, when set, is applied in the group's transaction instead of the
+	// game write above (players.go). Its outcome is its own answer; err
+	// fails the whole group. It must decide before it writes anything,
+	// because what it wrote commits with the group whatever its outcome.
+	run    func(tx *bolt.Tx) (outcome, err error)
+	result chan error
 }
 
 // write queues op for the writer and waits for its outcome. Once queued, an
@@ -264,9 +275,8 @@ func (s *Store) writer() {
 		}
 		results = results[:len(group)]
 		err := s.db.Update(func(tx *bolt.Tx) error {
-			b := tx.Bucket(gamesBucket)
 			for i, op := range group {
-				res, err := apply(b, op)
+				res, err := apply(tx, op)
 				if err != nil {
 					return err // the transaction is broken: fail them all
 				}
@@ -286,9 +296,16 @@ func (s *Store) writer() {
 
 // apply runs one write inside the group's transaction. outcome is the
 // write's own answer (nil, ErrAlreadyExists, ErrVersionConflict, a corrupt
-// stored record); err is a failure of the transaction itself.
-func apply(b *bolt.Bucket, op *writeOp) (outcome, err error) {
+// stored record); err is a failure of the transaction itself. A game write
+// moves the game's index keys with the record (index.go), so a reader sees
+// both as of the same commit.
+func apply(tx *bolt.Tx, op *writeOp) (outcome, err error) {
+	if op.run != nil {
+		return op.run(tx)
+	}
+	b := tx.Bucket(gamesBucket)
 	old := b.Get(op.key)
+	var oldIndex service.GameIndex
 	if op.create {
 		if old != nil {
 			return service.ErrAlreadyExists, nil
@@ -304,6 +321,10 @@ func apply(b *bolt.Bucket, op *writeOp) (outcome, err error) {
 		if h.version != op.expected {
 			return service.ErrVersionConflict, nil
 		}
+		oldIndex = h.index
+	}
+	if err := moveIndex(tx, string(op.key), oldIndex, op.index); err != nil {
+		return nil, err
 	}
 	return nil, b.Put(op.key, op.value)
 }
@@ -335,6 +356,38 @@ func (s *Store) PendingTimeouts(ctx context.Context) ([]service.TimeoutTask, err
 	return tasks, nil
 }
 
+// FinishedSince lists the records of the games that finished (their last
+// write) at or after since, in key order: after a restart the local server
+// applies any rating change whose effect a crash cut short (the service's
+// application is idempotent).
+func (s *Store) FinishedSince(ctx context.Context, since time.Time) ([]service.GameRecord, error) {
+	var recs []service.GameRecord
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(gamesBucket).ForEach(func(k, v []byte) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			h, err := decodeHeader(v)
+			if err != nil {
+				return fmt.Errorf("game %q: %w", k, err)
+			}
+			if !h.index.Finished || h.index.UpdatedAt.Before(since) {
+				return nil
+			}
+			rec, err := decodeRecord(string(k), v)
+			if err != nil {
+				return err
+			}
+			recs = append(recs, rec)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("boltstore: list finished games: %w", err)
+	}
+	return recs, nil
+}
+
 // DeleteExpired removes the records whose ExpiresAt is at or before now,
 // the local stand-in for DynamoDB's TTL deletion, and returns how many it
 // removed.
@@ -342,8 +395,10 @@ func (s *Store) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
 	deleted := 0
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(gamesBucket)
-		// Collect first: deleting under a moving cursor skips items.
+		// Collect first: deleting under a moving cursor skips items. The
+		// index keys of each game go with it.
 		var expired [][]byte
+		var keys []indexKey
 		err := b.ForEach(func(k, v []byte) error {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -354,6 +409,7 @@ func (s *Store) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
 			}
 			if !h.expiresAt.IsZero() && !h.expiresAt.After(now) {
 				expired = append(expired, append([]byte(nil), k...))
+				keys = append(keys, indexKeys(string(k), h.index)...)
 			}
 			return nil
 		})
@@ -365,6 +421,9 @@ func (s *Store) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
 				return err
 			}
 		}
+		if err := deleteIndexKeys(tx, keys); err != nil {
+			return err
+		}
 		deleted = len(expired)
 		return nil
 	})
@@ -374,7 +433,8 @@ func (s *Store) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
 	return deleted, nil
 }
 
-// StartSweeper deletes expired records every interval (the local stand-in
+// StartSweeper deletes expired records, and the expired items of the
+// players port (DeleteExpiredData), every interval (the local stand-in
 // for DynamoDB's TTL deletion) until the returned stop is called; stop
 // waits for a sweep in progress.
 func (s *Store) StartSweeper(interval time.Duration, log *slog.Logger) (stop func()) {
@@ -393,6 +453,11 @@ func (s *Store) StartSweeper(interval time.Duration, log *slog.Logger) (stop fun
 					log.Warn("expire finished games", "err", err)
 				} else if n > 0 {
 					log.Info("expired finished games", "deleted", n)
+				}
+				if n, err := s.DeleteExpiredData(ctx, time.Now()); err != nil {
+					log.Warn("expire link codes, counters and slots", "err", err)
+				} else if n > 0 {
+					log.Debug("expired link codes, counters and slots", "deleted", n)
 				}
 			}
 		}

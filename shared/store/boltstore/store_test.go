@@ -40,6 +40,19 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+func TestIndexConformance(t *testing.T) {
+	storetest.RunIndex(t, func(t *testing.T) (service.Store, service.GameLister) {
+		s := openStore(t, filepath.Join(t.TempDir(), "games.db"))
+		return s, s
+	})
+}
+
+func TestPlayersConformance(t *testing.T) {
+	storetest.RunPlayers(t, func(t *testing.T) service.Players {
+		return openStore(t, filepath.Join(t.TempDir(), "games.db"))
+	})
+}
+
 func TestOpenCreatesDirectory(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a", "b", "games.db")
 	openStore(t, path)

@@ -1,6 +1,7 @@
 package dynamostore
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -23,6 +24,9 @@ import (
 //	deadline      N  epoch milliseconds, rounded up (absent when none)
 //	expiresAt     N  epoch seconds, rounded up; the table's TTL attribute
 //	                 (absent while the game is live)
+//
+// and, when the record has a game index (index.go), the attributes of the
+// index, each written only when it applies so the GSIs stay sparse.
 const (
 	attrGameID       = "gameId"
 	attrVersion      = "version"
@@ -67,6 +71,7 @@ func encodeItem(rec service.GameRecord) map[string]types.AttributeValue {
 	if !rec.ExpiresAt.IsZero() {
 		item[attrExpiresAt] = number(service.ExpirySeconds(rec.ExpiresAt))
 	}
+	encodeIndex(item, rec.GameID, rec.Index)
 	return item
 }
 
@@ -146,6 +151,13 @@ func decodeItem(item map[string]types.AttributeValue) (service.GameRecord, error
 	}
 	if present {
 		rec.ExpiresAt = time.Unix(sec, 0).UTC()
+	}
+	if rec.Index, err = decodeIndex(item); err != nil {
+		var itemErr *ItemError
+		if errors.As(err, &itemErr) {
+			itemErr.GameID = rec.GameID
+		}
+		return service.GameRecord{}, err
 	}
 	return rec, nil
 }

@@ -3,9 +3,11 @@
 //
 // Create is a PutItem conditioned on attribute_not_exists(gameId); Update is
 // a PutItem of the whole item conditioned on version = :expected; Get is a
-// strongly consistent GetItem. Only these three single-item operations are
-// used (no transactions, no UpdateItem, no ReturnValuesOnConditionCheckFailure)
-// so the store also runs against dynalite.
+// strongly consistent GetItem. The game index rides on the same item and
+// is read with Query on its global secondary indexes (index.go). Only
+// these operations are used (no transactions, no UpdateItem, no
+// ReturnValuesOnConditionCheckFailure) so the store also runs against
+// dynalite.
 //
 // The endpoint comes from the AWS SDK configuration: AWS_ENDPOINT_URL_DYNAMODB
 // (honoured by config.LoadDefaultConfig) points it at an emulator.
@@ -23,12 +25,15 @@ import (
 	"github.com/aws/smithy-go"
 
 	"chessapi/shared/service"
+	"chessapi/shared/store/internal/rules"
 )
 
 // API is the part of *dynamodb.Client the store uses.
 type API interface {
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	// Query reads the game index (index.go).
+	Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 }
 
 // Store is a service.Store on one DynamoDB table.
@@ -149,6 +154,9 @@ func (s *Store) item(rec service.GameRecord) (map[string]types.AttributeValue, e
 		return nil, fmt.Errorf("version %d is not positive", rec.Version)
 	case rec.StateVersion < 0:
 		return nil, fmt.Errorf("state version %d is negative", rec.StateVersion)
+	}
+	if err := rules.ValidateIndex(rec.GameID, rec.Index); err != nil {
+		return nil, err
 	}
 	item := encodeItem(rec)
 	if size := itemSize(item); size > MaxItemSize {

@@ -33,6 +33,17 @@ func TestAgainstEmulators(t *testing.T) {
 					return newStore(t, endpoint)
 				})
 			})
+			t.Run("Index", func(t *testing.T) {
+				storetest.RunIndex(t, func(t *testing.T) (service.Store, service.GameLister) {
+					s := newStore(t, endpoint)
+					return s, s
+				})
+			})
+			t.Run("Players", func(t *testing.T) {
+				storetest.RunPlayers(t, func(t *testing.T) service.Players {
+					return newData(t, endpoint)
+				})
+			})
 			t.Run("ItemLayout", func(t *testing.T) { testItemLayout(t, endpoint) })
 			if kind == emulator.Dynalite {
 				// moto counts sizes its own way (numbers by their decimal
@@ -52,6 +63,15 @@ func newStore(t *testing.T, endpoint string) *dynamostore.Store {
 		t.Fatalf("NewFromConfig: %v", err)
 	}
 	return s
+}
+
+func newData(t *testing.T, endpoint string) *dynamostore.Data {
+	t.Helper()
+	d, err := dynamostore.NewData(dynamodb.NewFromConfig(emulator.Config(endpoint)), emulator.NewDataTable(t, endpoint))
+	if err != nil {
+		t.Fatalf("NewData: %v", err)
+	}
+	return d
 }
 
 // testItemLayout reads the raw item to pin the attribute names and types

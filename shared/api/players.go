@@ -1,0 +1,358 @@
+package api
+
+import (
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"chessapi/shared/chess"
+	"chessapi/shared/game"
+	"chessapi/shared/service"
+)
+
+// The player and lobby routes (SPEC §12, §15).
+
+// profileJSON is a player as the player routes show it.
+type profileJSON struct {
+	PlayerID   string `json:"playerId"`
+	Name       string `json:"name"`
+	Rating     int    `json:"rating"`
+	Rank       string `json:"rank"`
+	RankKey    string `json:"rankKey"`
+	RatedGames int    `json:"ratedGames"`
+	CreatedAt  int64  `json:"createdAt"`
+}
+
+func profileOf(p service.Profile, l Lang) profileJSON {
+	key := p.RankKey()
+	return profileJSON{PlayerID: p.PlayerID, Name: p.Name, Rating: p.Rating, Rank: l.RankLabel(key), RankKey: key,
+		RatedGames: p.RatedGames, CreatedAt: p.CreatedAt.UnixMilli()}
+}
+
+// newPlayerJSON answers the routes that issue a player token.
+type newPlayerJSON struct {
+	PlayerID string      `json:"playerId"`
+	Token    string      `json:"token"`
+	Player   profileJSON `json:"player"`
+}
+
+// playerCaller is the caller of a player route: a player token is
+// required (401 player_required without one, or with a seat token).
+func playerCaller(r *request) (service.Caller, error) {
+	caller, err := callerOf(r.Header.Get("Authorization"))
+	if err != nil {
+		return caller, err
+	}
+	if !strings.HasPrefix(caller.Token, service.PlayerTokenPrefix) {
+		return caller, service.ErrPlayerRequired
+	}
+	return caller, nil
+}
+
+func (h *handler) handleCreatePlayer(w http.ResponseWriter, r *request) error {
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	name, err := decodeNewPlayer(body)
+	if err != nil {
+		return err
+	}
+	np, err := h.deps.Games.CreatePlayer(r.Context(), name)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", "/v1/players/me")
+	writeJSON(w, http.StatusCreated, newPlayerJSON{PlayerID: np.Player.PlayerID, Token: np.Token, Player: profileOf(np.Player, r.lang)})
+	return nil
+}
+
+func (h *handler) handleMe(w http.ResponseWriter, r *request) error {
+	caller, err := playerCaller(r)
+	if err != nil {
+		return err
+	}
+	p, err := h.deps.Games.Me(r.Context(), caller)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, profileOf(p, r.lang))
+	return nil
+}
+
+func (h *handler) handleRename(w http.ResponseWriter, r *request) error {
+	caller, err := playerCaller(r)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	name, err := decodeRename(body)
+	if err != nil {
+		return err
+	}
+	p, err := h.deps.Games.Rename(r.Context(), caller, name)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, profileOf(p, r.lang))
+	return nil
+}
+
+// pageParams reads ?limit= and ?cursor= (SPEC §15: limit 1-100, default 20).
+func pageParams(r *request) (limit int, cursor string, err error) {
+	q := r.URL.Query()
+	limit = service.DefaultPageSize
+	if q.Has("limit") {
+		n, perr := strconv.Atoi(q.Get("limit"))
+		if perr != nil || n < 1 || n > service.MaxPageSize {
+			return 0, "", game.FieldRange("limit", 1, service.MaxPageSize)
+		}
+		limit = n
+	}
+	if q.Has("cursor") {
+		cursor = q.Get("cursor")
+		if cursor == "" || len(cursor) > 512 {
+			return 0, "", game.FieldFormat("cursor", "cursor", nil)
+		}
+	}
+	return limit, cursor, nil
+}
+
+// opponentJSON is the other seat of one of the caller's games.
+type opponentJSON struct {
+	PlayerID string  `json:"playerId,omitempty"`
+	Name     string  `json:"name"`
+	Rating   *int    `json:"rating,omitempty"`
+	AI       *string `json:"ai,omitempty"`
+}
+
+// summaryResultJSON is a finished game's outcome in a list.
+type summaryResultJSON struct {
+	Winner       *chess.Color       `json:"winner"`
+	Reason       game.Reason        `json:"reason"`
+	RatingChange *game.RatingChange `json:"ratingChange,omitempty"`
+}
+
+// myGameJSON is one of the caller's games (SPEC §15).
+type myGameJSON struct {
+	GameID    string             `json:"gameId"`
+	Phase     game.Phase         `json:"phase"`
+	Variant   game.Variant       `json:"variant"`
+	Room      game.Room          `json:"room"`
+	You       chess.Color        `json:"you"`
+	Opponent  *opponentJSON      `json:"opponent"`
+	Result    *summaryResultJSON `json:"result,omitempty"`
+	UpdatedAt int64              `json:"updatedAt"`
+}
+
+type myGamesJSON struct {
+	Items      []myGameJSON `json:"items"`
+	NextCursor *string      `json:"nextCursor"`
+}
+
+func nextCursor(next string) *string {
+	if next == "" {
+		return nil
+	}
+	return &next
+}
+
+func (h *handler) handleMyGames(w http.ResponseWriter, r *request) error {
+	caller, err := playerCaller(r)
+	if err != nil {
+		return err
+	}
+	finished := false
+	switch status := r.URL.Query().Get("status"); status {
+	case "", "active":
+	case "finished":
+		finished = true
+	default:
+		return game.FieldOneOf("status", "active", "finished")
+	}
+	limit, cursor, err := pageParams(r)
+	if err != nil {
+		return err
+	}
+	page, err := h.deps.Games.MyGames(r.Context(), caller, finished, limit, cursor)
+	if err != nil {
+		return err
+	}
+	out := myGamesJSON{Items: make([]myGameJSON, 0, len(page.Items)), NextCursor: nextCursor(page.Next)}
+	for _, sum := range page.Items {
+		you := chess.White
+		if seat := sum.Seats[chess.Black]; seat != nil && seat.Bound && seat.PlayerID == page.PlayerID {
+			you = chess.Black
+		}
+		item := myGameJSON{GameID: sum.GameID, Phase: sum.Phase, Variant: sum.Options.Variant, Room: sum.Options.Room,
+			You: you, UpdatedAt: sum.UpdatedAt}
+		if opp := sum.Seats[you.Other()]; opp != nil {
+			o := &opponentJSON{Name: opp.Name}
+			if opp.Bound {
+				rating := opp.Rating
+				o.PlayerID, o.Rating = opp.PlayerID, &rating
+			}
+			if opp.AI != "" {
+				level := opp.AI
+				o.AI, o.Name = &level, r.lang.AIName(level)
+			}
+			item.Opponent = o
+		}
+		if res := sum.Result; res != nil {
+			item.Result = &summaryResultJSON{Winner: res.Winner, Reason: res.Reason, RatingChange: res.RatingChange}
+		}
+		out.Items = append(out.Items, item)
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+type linkCodeJSON struct {
+	Code      string `json:"code"`
+	ExpiresAt int64  `json:"expiresAt"`
+}
+
+func (h *handler) handleNewLinkCode(w http.ResponseWriter, r *request) error {
+	caller, err := playerCaller(r)
+	if err != nil {
+		return err
+	}
+	if _, err := readEmptyBody(w, r); err != nil {
+		return err
+	}
+	lc, err := h.deps.Games.NewLinkCode(r.Context(), caller)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, linkCodeJSON{Code: lc.Code, ExpiresAt: lc.ExpiresAt.UnixMilli()})
+	return nil
+}
+
+// readEmptyBody accepts no body, or an empty JSON object.
+func readEmptyBody(w http.ResponseWriter, r *request) ([]byte, error) {
+	body, err := readBody(w, r)
+	if err != nil {
+		return nil, err
+	}
+	return body, decodeBody(body, true, func(*object) {})
+}
+
+// clientOf identifies a client for the limits on guessing: its address
+// (API Gateway's source IP on Lambda).
+func clientOf(r *request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
+}
+
+func (h *handler) handleLink(w http.ResponseWriter, r *request) error {
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	code, err := decodeLink(body)
+	if err != nil {
+		return err
+	}
+	np, err := h.deps.Games.Link(r.Context(), code, clientOf(r))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, newPlayerJSON{PlayerID: np.Player.PlayerID, Token: np.Token, Player: profileOf(np.Player, r.lang)})
+	return nil
+}
+
+// hostJSON is a lobby game's host.
+type hostJSON struct {
+	PlayerID string  `json:"playerId,omitempty"`
+	Name     string  `json:"name"`
+	Rating   *int    `json:"rating,omitempty"`
+	Rank     *string `json:"rank,omitempty"`
+	RankKey  *string `json:"rankKey,omitempty"`
+}
+
+// lobbyItemJSON is one waiting game of a room (SPEC §15).
+type lobbyItemJSON struct {
+	GameID    string       `json:"gameId"`
+	Room      game.Room    `json:"room"`
+	Host      hostJSON     `json:"host"`
+	Options   game.Options `json:"options"`
+	CreatedAt int64        `json:"createdAt"`
+}
+
+type lobbyJSON struct {
+	Items      []lobbyItemJSON `json:"items"`
+	NextCursor *string         `json:"nextCursor"`
+}
+
+func (h *handler) handleLobby(w http.ResponseWriter, r *request) error {
+	q := r.URL.Query()
+	if !q.Has("room") {
+		return game.FieldRequired("room")
+	}
+	room, err := parseRoom("room", q.Get("room"))
+	if err != nil {
+		return err
+	}
+	limit, cursor, err := pageParams(r)
+	if err != nil {
+		return err
+	}
+	page, err := h.deps.Games.Lobby(r.Context(), room, limit, cursor)
+	if err != nil {
+		return err
+	}
+	out := lobbyJSON{Items: make([]lobbyItemJSON, 0, len(page.Items)), NextCursor: nextCursor(page.Next)}
+	for _, sum := range page.Items {
+		item := lobbyItemJSON{GameID: sum.GameID, Room: sum.Options.Room, Options: sum.Options, CreatedAt: sum.CreatedAt}
+		for _, seat := range sum.Seats {
+			if seat == nil {
+				continue
+			}
+			item.Host = hostJSON{Name: seat.Name}
+			if seat.Bound {
+				rating, key := seat.Rating, game.RankKey(seat.Rating)
+				label := r.lang.RankLabel(key)
+				item.Host.PlayerID, item.Host.Rating, item.Host.Rank, item.Host.RankKey = seat.PlayerID, &rating, &label, &key
+			}
+		}
+		out.Items = append(out.Items, item)
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+type quickJSON struct {
+	Matched  bool       `json:"matched"`
+	GameID   string     `json:"gameId"`
+	PlayerID string     `json:"playerId"`
+	Token    string     `json:"token,omitempty"`
+	Game     *game.View `json:"game"`
+}
+
+func (h *handler) handleQuick(w http.ResponseWriter, r *request) error {
+	caller, err := playerCaller(r)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	in, err := decodeQuick(body)
+	if err != nil {
+		return err
+	}
+	in.Caller = caller
+	res, err := h.deps.Games.QuickPair(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, quickJSON{Matched: res.Matched, GameID: res.GameID, PlayerID: res.PlayerID, Token: res.Token, Game: localize(res.Game, r.lang)})
+	return nil
+}

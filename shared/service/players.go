@@ -1,0 +1,292 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"chessapi/shared/game"
+)
+
+// Players (SPEC §12): an identity an app keeps across games and devices.
+// A player token authenticates as the player wherever a seat token of the
+// player's seats works; games created or joined with it bind the seat to
+// the player. Anonymous seats keep working as before.
+
+// Profile is a player as the player routes show it.
+type Profile struct {
+	PlayerID   string
+	Name       string
+	Rating     int
+	RatedGames int
+	CreatedAt  time.Time
+}
+
+// RankKey is the rank of the player's rating ("kyu10", "dan1").
+func (p Profile) RankKey() string { return game.RankKey(p.Rating) }
+
+func profileOf(p PlayerRecord) Profile {
+	return Profile{PlayerID: p.ID, Name: p.Name, Rating: p.Rating, RatedGames: p.RatedGames, CreatedAt: p.CreatedAt}
+}
+
+// NewPlayer is a player token just issued (shown only here) and its player.
+type NewPlayer struct {
+	Token  string
+	Player Profile
+}
+
+// GamePage is one page of a player's games.
+type GamePage struct {
+	// PlayerID is whose games these are (so the edge can tell "you").
+	PlayerID string
+	Items    []GameSummary
+	// Next is the cursor of the next page; "" on the last one.
+	Next string
+}
+
+// Link codes: 8 characters from an alphabet without look-alikes (no 0/O,
+// 1/I/L), single use, 10 minutes (SPEC §15). 31^8 ≈ 8.5·10^11 codes, and a
+// client gets LinkFailuresAllowed wrong tries per LinkWindow, so guessing
+// one of the few live codes is out of reach.
+const (
+	linkAlphabet        = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
+	LinkCodeLen         = 8
+	LinkCodeTTL         = 10 * time.Minute
+	LinkWindow          = 10 * time.Minute
+	LinkFailuresAllowed = 10
+)
+
+// LinkCode is a code for a player's other device.
+type LinkCode struct {
+	Code      string
+	ExpiresAt time.Time
+}
+
+// players returns the players port or ErrNoPlayers.
+func (s *Service) players() (Players, error) {
+	if s.cfg.Players == nil {
+		return nil, ErrNoPlayers
+	}
+	return s.cfg.Players, nil
+}
+
+// checkName validates a player's display name.
+func checkName(field, name string) (string, error) {
+	name = strings.TrimSpace(name)
+	if utf8.RuneCountInString(name) > maxNameRunes || !printable(name) {
+		return "", game.FieldLength(field, maxNameRunes)
+	}
+	return name, nil
+}
+
+// CreatePlayer registers a player and issues its first token.
+func (s *Service) CreatePlayer(ctx context.Context, name string) (NewPlayer, error) {
+	ps, err := s.players()
+	if err != nil {
+		return NewPlayer{}, err
+	}
+	if name, err = checkName("name", name); err != nil {
+		return NewPlayer{}, err
+	}
+	for attempt := 0; ; attempt++ {
+		id, err := s.newRegisteredID()
+		if err != nil {
+			return NewPlayer{}, err
+		}
+		token, hash, err := s.newSecret(PlayerTokenPrefix)
+		if err != nil {
+			return NewPlayer{}, err
+		}
+		rec := PlayerRecord{ID: id, Name: name, Rating: game.InitialRating, CreatedAt: s.now().UTC().Truncate(time.Millisecond), Version: 1}
+		err = ps.CreatePlayer(ctx, rec, hash)
+		if errors.Is(err, ErrAlreadyExists) && attempt == 0 {
+			continue // a 128-bit id or 256-bit token collision: draw again
+		}
+		if err != nil {
+			return NewPlayer{}, err
+		}
+		return NewPlayer{Token: token, Player: profileOf(rec)}, nil
+	}
+}
+
+// requirePlayer resolves the caller as a player: anything but a valid
+// player token is ErrPlayerRequired.
+func (s *Service) requirePlayer(ctx context.Context, c Caller) (PlayerRecord, error) {
+	ps, err := s.players()
+	if err != nil {
+		return PlayerRecord{}, err
+	}
+	if !c.isPlayerToken() {
+		return PlayerRecord{}, ErrPlayerRequired
+	}
+	c, err = s.resolve(ctx, c)
+	if err != nil {
+		return PlayerRecord{}, err
+	}
+	if c.player != nil {
+		return *c.player, nil
+	}
+	return ps.Player(ctx, c.playerID)
+}
+
+// Me returns the caller's profile.
+func (s *Service) Me(ctx context.Context, c Caller) (Profile, error) {
+	p, err := s.requirePlayer(ctx, c)
+	if err != nil {
+		return Profile{}, err
+	}
+	return profileOf(p), nil
+}
+
+// Rename changes the caller's name (seats already taken keep the name
+// they were taken with).
+func (s *Service) Rename(ctx context.Context, c Caller, name string) (Profile, error) {
+	name, err := checkName("name", name)
+	if err != nil {
+		return Profile{}, err
+	}
+	for range s.cfg.MaxAttempts {
+		p, err := s.requirePlayer(ctx, c)
+		if err != nil {
+			return Profile{}, err
+		}
+		next := p
+		next.Name, next.Version = name, p.Version+1
+		err = s.cfg.Players.UpdatePlayer(ctx, next, p.Version)
+		if errors.Is(err, ErrVersionConflict) {
+			continue
+		}
+		if err != nil {
+			return Profile{}, err
+		}
+		return profileOf(next), nil
+	}
+	return Profile{}, ErrBusy
+}
+
+// Page sizes of the lists (SPEC §15).
+const (
+	DefaultPageSize = 20
+	MaxPageSize     = 100
+)
+
+// MyGames lists the caller's games, newest first.
+func (s *Service) MyGames(ctx context.Context, c Caller, finished bool, limit int, cursor string) (GamePage, error) {
+	p, err := s.requirePlayer(ctx, c)
+	if err != nil {
+		return GamePage{}, err
+	}
+	if s.cfg.Lister == nil {
+		return GamePage{}, ErrNoPlayers
+	}
+	entries, next, err := s.cfg.Lister.PlayerGames(ctx, p.ID, finished, limit, cursor)
+	if errors.Is(err, ErrBadCursor) {
+		return GamePage{}, game.FieldFormat("cursor", "cursor", nil)
+	}
+	if err != nil {
+		return GamePage{}, err
+	}
+	page := GamePage{PlayerID: p.ID, Next: next, Items: make([]GameSummary, 0, len(entries))}
+	for _, e := range entries {
+		sum, err := decodeSummary(e)
+		if err != nil {
+			return GamePage{}, err
+		}
+		page.Items = append(page.Items, sum)
+	}
+	return page, nil
+}
+
+// NewLinkCode issues a single-use code with which another device gets a
+// token for the caller's player.
+func (s *Service) NewLinkCode(ctx context.Context, c Caller) (LinkCode, error) {
+	p, err := s.requirePlayer(ctx, c)
+	if err != nil {
+		return LinkCode{}, err
+	}
+	for attempt := 0; ; attempt++ {
+		b, err := s.randomBytes(LinkCodeLen)
+		if err != nil {
+			return LinkCode{}, err
+		}
+		code := make([]byte, LinkCodeLen)
+		for i, v := range b {
+			// 256 = 8·31 + 8: the slight bias toward the first 8 letters
+			// leaves far more than enough entropy for a 10-minute code.
+			code[i] = linkAlphabet[int(v)%len(linkAlphabet)]
+		}
+		expires := s.now().Add(LinkCodeTTL).UTC().Truncate(time.Second)
+		err = s.cfg.Players.PutLinkCode(ctx, HashToken(string(code)), p.ID, expires)
+		if errors.Is(err, ErrAlreadyExists) && attempt < 3 {
+			continue
+		}
+		if err != nil {
+			return LinkCode{}, err
+		}
+		return LinkCode{Code: string(code), ExpiresAt: expires}, nil
+	}
+}
+
+// normalizeLinkCode reads a code as people type it: any case, with spaces
+// or dashes; "" if it cannot be a code.
+func normalizeLinkCode(in string) string {
+	var b strings.Builder
+	for _, r := range strings.ToUpper(in) {
+		switch {
+		case r == ' ' || r == '-':
+		case r < 128 && strings.ContainsRune(linkAlphabet, r):
+			b.WriteRune(r)
+		default:
+			return ""
+		}
+	}
+	if b.Len() != LinkCodeLen {
+		return ""
+	}
+	return b.String()
+}
+
+// Link uses a link code: a new token for the code's player (earlier tokens
+// keep working). client identifies the caller for the limit on wrong
+// tries (its address): past LinkFailuresAllowed in LinkWindow every try
+// is refused until the window ends.
+func (s *Service) Link(ctx context.Context, code, client string) (NewPlayer, error) {
+	ps, err := s.players()
+	if err != nil {
+		return NewPlayer{}, err
+	}
+	key := "linkfail#" + client
+	now := s.now()
+	if n, end, err := ps.Count(ctx, key, LinkWindow, now); err != nil {
+		return NewPlayer{}, err
+	} else if n >= LinkFailuresAllowed {
+		return NewPlayer{}, &RateLimitError{Wait: end.Sub(now)}
+	}
+	playerID := ""
+	if norm := normalizeLinkCode(code); norm != "" {
+		playerID, err = ps.ClaimLinkCode(ctx, HashToken(norm), now)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return NewPlayer{}, err
+		}
+	}
+	if playerID == "" {
+		if _, _, err := ps.Hit(ctx, key, LinkWindow, now); err != nil {
+			return NewPlayer{}, err
+		}
+		return NewPlayer{}, ErrLinkCodeInvalid
+	}
+	token, hash, err := s.newSecret(PlayerTokenPrefix)
+	if err != nil {
+		return NewPlayer{}, err
+	}
+	if err := ps.AddToken(ctx, playerID, hash); err != nil {
+		return NewPlayer{}, err
+	}
+	p, err := ps.Player(ctx, playerID)
+	if err != nil {
+		return NewPlayer{}, err
+	}
+	return NewPlayer{Token: token, Player: profileOf(p)}, nil
+}
