@@ -1,0 +1,420 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/scheduler"
+
+	"chessapi/infra/emulator"
+	"chessapi/infra/rie"
+	"chessapi/shared/store/dynamostore"
+)
+
+// config is one emulated stack.
+type config struct {
+	// Root is the module root (template.yaml, the functions' packages).
+	Root string
+	// Template is template.yaml's path.
+	Template  string
+	StackName string
+	// Addr is the HTTP front's listen address (127.0.0.1:0 picks a port).
+	Addr string
+	// Instances caps each function's concurrent instances (processes), by
+	// logical ID; functions not named get defaultInstances.
+	Instances map[string]int
+	// LogLevel is every function's LOG_LEVEL.
+	LogLevel string
+	// AIAPIKeys is the AiApiKeys parameter (required or off); AIAPIKey an
+	// optional bootstrap key (AI_API_KEY) for the public AI function.
+	AIAPIKeys string
+	AIAPIKey  string
+	// How often the games table's stream is polled and the schedules are
+	// checked; how long asynchronous and stream retries wait.
+	StreamPoll, SchedulePoll          time.Duration
+	AsyncRetryDelay, StreamRetryDelay time.Duration
+	// The WebSocket API's idle timeout and connection duration limit.
+	WSIdle, WSMax time.Duration
+	// FunctionLogs receives every line the functions and the emulator
+	// print (nil: dropped). Log receives emustack's own messages.
+	FunctionLogs io.Writer
+	Log          io.Writer
+}
+
+// defaultInstances caps the instances of a function -instances does not
+// name. Instances start only when needed (every one busy), so a generous
+// cap costs nothing until a run needs it.
+var defaultInstances = map[string]int{
+	"MoveFunction":    4,
+	"PollFunction":    16, // each long poll holds one for up to 20 s
+	"TimeoutFunction": 2,
+	"AiFunction":      2,
+	"AiSeatFunction":  2,
+	"StreamFunction":  4,
+	"FanoutFunction":  1, // one batch at a time keeps each game's records in order
+}
+
+// stack is the emulated stack, running.
+type stack struct {
+	cfg    config
+	spec   *stackSpec
+	tb     *setupTB
+	counts *counters
+
+	// URL is the HTTP front (http://127.0.0.1:port): the HTTP API's
+	// routes, the WebSocket API at /v1/stream, the counts at /_counts.
+	URL string
+
+	gamesTable, dataTable, group string
+
+	pools     map[string]*pool
+	async     *asyncInvoker
+	pump      *streamPump
+	ws        *wsAPI
+	front     *http.Server
+	awsServer *http.Server
+	cancel    context.CancelFunc
+	done      chan struct{} // the background loops have stopped
+	buildDir  string
+}
+
+// startStack builds the functions, starts moto and everything around it,
+// and serves the front on cfg.Addr. Close stops it all.
+func startStack(ctx context.Context, cfg config) (st *stack, err error) {
+	if _, err := exec.LookPath("moto_server"); err != nil {
+		return nil, errors.New("moto_server is not on PATH: install it with pip install 'moto[server]'")
+	}
+	spec, err := loadSpec(cfg.Template, cfg.StackName)
+	if err != nil {
+		return nil, err
+	}
+	for id := range cfg.Instances {
+		if _, ok := spec.Functions[id]; !ok {
+			return nil, fmt.Errorf("-instances: %q is not a function of %s (they are %s)", id, cfg.Template, strings.Join(slices.Sorted(maps.Keys(spec.Functions)), ", "))
+		}
+	}
+	st = &stack{cfg: cfg, spec: spec, tb: newSetupTB(cfg.Log), pools: map[string]*pool{}, done: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			st.Close()
+			st = nil
+		}
+	}()
+
+	emu, err := rie.EnsureEmulator(ctx, cfg.Root)
+	if err != nil {
+		return st, err
+	}
+	bootstraps, err := st.build(ctx)
+	if err != nil {
+		return st, err
+	}
+
+	// moto, the tables, the games table's stream, the schedule group, and
+	// the counting proxy the functions reach moto through.
+	st.gamesTable, st.dataTable = cfg.StackName+"-GamesTable", cfg.StackName+"-DataTable"
+	if st.group, err = substitute(spec.GroupName, cfg.StackName); err != nil || st.group == "" {
+		return st, fmt.Errorf("template: the DeadlineScheduleGroup's Name: %v", err)
+	}
+	var moto string
+	var calls *emulator.CallCounter
+	var changes *emulator.ChangeStream
+	err = runSetup(func() {
+		moto = emulator.StartMoto(st.tb)
+		if err := emulator.CreateGamesTable(ctx, moto, st.gamesTable); err != nil {
+			st.tb.Fatalf("%v", err)
+		}
+		changes = emulator.EnableChangeStream(st.tb, moto, st.gamesTable)
+		calls = emulator.CountCalls(st.tb, moto)
+	})
+	if err != nil {
+		return st, err
+	}
+	awsCfg := emulator.Config(moto)
+	if err := dynamostore.CreateDataTable(ctx, dynamodb.NewFromConfig(awsCfg), st.dataTable); err != nil {
+		return st, err
+	}
+	sched := scheduler.NewFromConfig(awsCfg)
+	if _, err := sched.CreateScheduleGroup(ctx, &scheduler.CreateScheduleGroupInput{Name: aws.String(st.group)}); err != nil {
+		return st, fmt.Errorf("CreateScheduleGroup %s: %w", st.group, err)
+	}
+	st.counts = newCounters(calls.Take)
+
+	// The listeners first: the functions' environment names them.
+	frontLn, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return st, fmt.Errorf("-addr %s: %w", cfg.Addr, err)
+	}
+	awsLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		frontLn.Close()
+		return st, err
+	}
+	st.URL = "http://" + frontLn.Addr().String()
+	awsURL := "http://" + awsLn.Addr().String()
+
+	for _, id := range slices.Sorted(maps.Keys(spec.Functions)) {
+		fn := spec.Functions[id]
+		env, err := st.environment(fn, calls.URL, awsURL)
+		if err != nil {
+			frontLn.Close()
+			awsLn.Close()
+			return st, err
+		}
+		limit := defaultInstances[id]
+		if n, ok := cfg.Instances[id]; ok {
+			limit = n
+		}
+		limit = max(limit, 1)
+		opts := rie.Options{
+			Emulator: emu, Bootstrap: bootstraps[fn.Package], FunctionName: fn.Name,
+			Timeout: fn.Timeout, MemoryMB: fn.MemoryMB, Env: env, Log: st.functionLog(id),
+		}
+		st.pools[id] = newPool(fn, opts, limit, st.counts.function(id, fn.MemoryMB))
+	}
+
+	runCtx, cancel := context.WithCancel(context.Background())
+	st.cancel = cancel
+	invokers := map[string]invoker{}
+	for id, p := range st.pools {
+		invokers[id] = p
+	}
+	st.async = newAsyncInvoker(runCtx, invokers, st.counts, cfg.Log, cfg.AsyncRetryDelay)
+	st.pump = newStreamPump(changes, st.pools[spec.Source.Function], spec.Source, st.counts, cfg.Log, cfg.StreamPoll, cfg.StreamRetryDelay)
+	runner := newScheduleRunner(sched, st.group, spec, st.async, st.counts, cfg.Log, cfg.SchedulePoll)
+	if st.ws, err = newWSAPI(spec, st.pools, st.counts, cfg.Log, cfg.WSIdle, cfg.WSMax); err != nil {
+		frontLn.Close()
+		awsLn.Close()
+		return st, err
+	}
+	apis := &awsAPIs{spec: spec, async: st.async, pools: st.pools, ws: st.ws, counts: st.counts}
+	httpFront := &httpAPI{routes: newRouteTable(spec), pools: st.pools, counts: st.counts, log: cfg.Log}
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("/_counts", st.serveCounts)
+	mux.HandleFunc("/v1/stream", func(w http.ResponseWriter, r *http.Request) {
+		if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+			gatewayError(w, http.StatusUpgradeRequired, "the stream is a WebSocket: connect with ws://")
+			return
+		}
+		st.ws.ServeHTTP(w, r)
+	})
+	mux.Handle("/", httpFront)
+	st.front = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	st.awsServer = &http.Server{Handler: apis, ReadHeaderTimeout: 10 * time.Second}
+	go st.front.Serve(frontLn)
+	go st.awsServer.Serve(awsLn)
+	go func() {
+		defer close(st.done)
+		loops := make(chan struct{}, 2)
+		go func() { st.pump.run(runCtx); loops <- struct{}{} }()
+		go func() { runner.run(runCtx); loops <- struct{}{} }()
+		<-loops
+		<-loops
+	}()
+	return st, nil
+}
+
+// build compiles each function package once, as rie.BuildBootstrap (the
+// Makefile's flags, this machine's architecture), and returns the
+// bootstrap of each package.
+func (st *stack) build(ctx context.Context) (map[string]string, error) {
+	dir, err := os.MkdirTemp("", "emustack-build-")
+	if err != nil {
+		return nil, err
+	}
+	st.buildDir = dir
+	out := map[string]string{}
+	for _, fn := range st.spec.Functions {
+		if _, ok := out[fn.Package]; ok {
+			continue
+		}
+		pkgDir := filepath.Join(dir, filepath.Base(fn.Package))
+		if err := os.Mkdir(pkgDir, 0o755); err != nil {
+			return nil, err
+		}
+		bin, err := rie.BuildBootstrap(ctx, st.cfg.Root, fn.Package, pkgDir)
+		if err != nil {
+			return nil, err
+		}
+		out[fn.Package] = bin
+	}
+	return out, nil
+}
+
+// functionLog tags a function's lines for cfg.FunctionLogs.
+func (st *stack) functionLog(id string) func(string) {
+	if st.cfg.FunctionLogs == nil {
+		return nil
+	}
+	w := st.cfg.FunctionLogs
+	return func(line string) { fmt.Fprintf(w, "%s: %s\n", id, line) }
+}
+
+// environment is what a function's process gets: the template's variables
+// with local values, and the SDK's endpoint overrides and dummy
+// credentials (Lambda supplies real ones through the same variables).
+//
+// A value that is a !Ref to a function is that function's name; an !Sub of
+// pseudo parameters only (the timeout function's ARN) is substituted;
+// anything else (tables, the group, the role, queues, the stream's
+// endpoint, parameters) is by the variable's name, and a variable emustack
+// does not know is an error, so the emulated stack never runs a function
+// with less configuration than the template gives it.
+func (st *stack) environment(fn fnSpec, dataEndpoint, awsURL string) (map[string]string, error) {
+	byName := map[string]string{
+		"GAMES_TABLE":        st.gamesTable,
+		"DATA_TABLE":         st.dataTable,
+		"LOG_LEVEL":          st.cfg.LogLevel,
+		"SCHEDULE_GROUP":     st.group,
+		"SCHEDULER_ROLE_ARN": fmt.Sprintf("arn:%s:iam::%s:role/%s-SchedulerInvokeRole", partition, accountID, st.cfg.StackName),
+		"SCHEDULE_DLQ_ARN":   fmt.Sprintf("arn:%s:sqs:%s:%s:%s-schedule-dlq", partition, region, accountID, st.cfg.StackName),
+		"STREAM_ENDPOINT":    awsURL + "/" + streamStage,
+		"AI_API_KEYS":        st.cfg.AIAPIKeys,
+	}
+	env := map[string]string{}
+	for k, raw := range fn.Env {
+		if ref, ok := raw.(map[string]any); ok {
+			if id, ok := ref["Ref"].(string); ok && len(ref) == 1 {
+				if target, ok := st.spec.Functions[id]; ok {
+					env[k] = target.Name
+					continue
+				}
+			}
+		}
+		if v, err := substitute(raw, st.cfg.StackName); err == nil && v != "" {
+			env[k] = v
+			continue
+		}
+		v, ok := byName[k]
+		if !ok {
+			return nil, fmt.Errorf("template: %s's variable %s = %v: emustack does not know its local value (add it to stack.environment)", fn.LogicalID, k, raw)
+		}
+		env[k] = v
+	}
+	if _, ok := fn.Env["AI_API_KEYS"]; ok && st.cfg.AIAPIKey != "" {
+		env["AI_API_KEY"] = st.cfg.AIAPIKey
+	}
+	maps.Copy(env, map[string]string{
+		"AWS_REGION":                 region,
+		"AWS_ACCESS_KEY_ID":          "emulator",
+		"AWS_SECRET_ACCESS_KEY":      "emulator",
+		"AWS_ENDPOINT_URL_DYNAMODB":  dataEndpoint,
+		"AWS_ENDPOINT_URL_SCHEDULER": dataEndpoint,
+		"AWS_ENDPOINT_URL_LAMBDA":    awsURL,
+	})
+	return env, nil
+}
+
+// settle waits until the stack has nothing left to do: the games table's
+// stream has no new record and no asynchronous invocation is queued or
+// running (retries waiting for their time do not count). It gives up when
+// ctx ends.
+func (st *stack) settle(ctx context.Context) error {
+	quiet := 0
+	for quiet < 2 { // twice in a row: an AI move made during the first cycle writes again
+		n, err := st.pump.now(ctx)
+		if err != nil {
+			return err
+		}
+		if n == 0 && st.async.idle() {
+			quiet++
+		} else {
+			quiet = 0
+		}
+		if quiet < 2 {
+			select {
+			case <-time.After(20 * time.Millisecond):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+	}
+	return nil
+}
+
+// serveCounts is GET /_counts: the counts as JSON (?format=text: as
+// emustack prints them at exit); ?settle=1 waits for the stack to settle
+// first, ?reset=1 starts the counts again after reading them.
+func (st *stack) serveCounts(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		gatewayError(w, http.StatusMethodNotAllowed, "GET /_counts")
+		return
+	}
+	q := r.URL.Query()
+	for k := range q {
+		if k != "settle" && k != "reset" && k != "format" {
+			gatewayError(w, http.StatusBadRequest, fmt.Sprintf("unknown parameter %q (settle, reset, format)", k))
+			return
+		}
+	}
+	if q.Get("settle") == "1" {
+		ctx, cancel := context.WithTimeout(r.Context(), 60*time.Second)
+		defer cancel()
+		if err := st.settle(ctx); err != nil {
+			gatewayError(w, http.StatusServiceUnavailable, "the stack did not settle: "+err.Error())
+			return
+		}
+	}
+	c := st.counts.take(q.Get("reset") == "1")
+	switch q.Get("format") {
+	case "text":
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		c.write(w)
+	case "", "json":
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.Encode(c)
+	default:
+		gatewayError(w, http.StatusBadRequest, "format: json or text")
+	}
+}
+
+// Close stops the front, closes the WebSocket connections (their
+// $disconnect runs), lets the last effects finish, and stops every
+// process. It is safe on a partly started stack.
+func (st *stack) Close() {
+	if st.front != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		st.front.Shutdown(ctx)
+		cancel()
+	}
+	if st.ws != nil {
+		st.ws.closeAll()
+	}
+	if st.pump != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		st.settle(ctx)
+		cancel()
+	}
+	if st.cancel != nil {
+		st.cancel()
+		<-st.done
+		st.async.wait()
+	}
+	for _, p := range st.pools {
+		p.close()
+	}
+	if st.awsServer != nil {
+		st.awsServer.Close()
+	}
+	st.tb.close()
+	if st.buildDir != "" {
+		os.RemoveAll(st.buildDir)
+	}
+}
