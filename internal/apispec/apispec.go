@@ -92,7 +92,7 @@ func File() string {
 		}
 	}
 	_, src, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(src), "..", "..", "..", FileName)
+	return filepath.Join(filepath.Dir(src), "..", "..", FileName)
 }
 
 // LoadFile loads and validates an OpenAPI file (no external references).

@@ -2,12 +2,14 @@ package apispec
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"gopkg.in/yaml.v3"
 )
 
 // The rules openapi.yaml keeps beyond being a valid OpenAPI 3.1 document
@@ -24,7 +26,13 @@ import (
 //     explicit map, or explicitly empty);
 //   - exact shapes: every object a response can contain is closed
 //     (additionalProperties false, or unevaluatedProperties false on it or
-//     on the schema that composes it).
+//     on the schema that composes it);
+//   - portable to client generators: no YAML anchors or aliases (some
+//     generators convert the YAML piecewise and lose them; ogen fails on
+//     them); no plain scalar that YAML 1.1 reads as a boolean (y, n, yes,
+//     no, on, off: the knight's letter n in a promotion enum became false);
+//     and no security scheme named like a schema (generators make a type of
+//     each, and the two collide: ogen refused seatToken beside SeatToken).
 
 const errorSchemaRef = "#/components/schemas/Error"
 const gatewaySchemaRef = "#/components/schemas/GatewayMessage"
@@ -44,7 +52,52 @@ func (s *Spec) Lint() []error {
 	for _, name := range sortedKeys(s.Doc.Components.Schemas) {
 		l.noBareObjects("components.schemas."+name, s.Doc.Components.Schemas[name], map[*openapi3.Schema]bool{})
 	}
+	l.portable(s.Path)
 	return l.errs
+}
+
+// yaml11Booleans are the plain scalars YAML 1.1 reads as booleans besides
+// true and false.
+var yaml11Booleans = map[string]bool{"y": true, "n": true, "yes": true, "no": true, "on": true, "off": true}
+
+// portable checks what client generators trip over that a valid document
+// may still contain.
+func (l *linter) portable(path string) {
+	schemas := map[string]string{}
+	for name := range l.doc.Components.Schemas {
+		schemas[strings.ToLower(name)] = name
+	}
+	for name := range l.doc.Components.SecuritySchemes {
+		if schema, ok := schemas[strings.ToLower(name)]; ok {
+			l.errorf("components.securitySchemes.%s: named like the schema %s (generated types collide)", name, schema)
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		l.errorf("read %s: %v", path, err)
+		return
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		l.errorf("%s: %v", path, err)
+		return
+	}
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		switch {
+		case n.Kind == yaml.AliasNode:
+			l.errorf("%s line %d: YAML alias *%s (write the value out: client generators may not resolve it)", path, n.Line, n.Value)
+			return
+		case n.Anchor != "":
+			l.errorf("%s line %d: YAML anchor &%s (write the value out: client generators may not resolve it)", path, n.Line, n.Anchor)
+		case n.Kind == yaml.ScalarNode && n.Style == 0 && yaml11Booleans[strings.ToLower(n.Value)]:
+			l.errorf("%s line %d: plain %q is a boolean in YAML 1.1 (quote it)", path, n.Line, n.Value)
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(&root)
 }
 
 type linter struct {

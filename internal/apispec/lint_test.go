@@ -26,6 +26,9 @@ func TestLintCatches(t *testing.T) {
 		{"bare object", "    PlayerOrNull:", "        extra: {type: object}\n    PlayerOrNull:", "bare object"},
 		{"open object", "    Player:\n      type: object\n      additionalProperties: false\n", "    Player:\n      type: object\n", "open object"},
 		{"invalid example", "example: {status: ok, time: \"2026-11-29T12:00:00Z\"}", "example: {status: ok}", "invalid example"},
+		{"YAML 1.1 boolean", `enum: [q, r, b, "n"]`, `enum: [q, r, b, n]`, `plain "n" is a boolean in YAML 1.1`},
+		{"YAML anchor", "example: {status: ok, time: \"2026-11-29T12:00:00Z\"}", "example: &health {status: ok, time: \"2026-11-29T12:00:00Z\"}", "YAML anchor &health"},
+		{"security scheme named like a schema", "    seatBearer:\n      type: http\n", "    seatToken:\n      type: http\n      scheme: bearer\n    seatBearer:\n      type: http\n", "named like the schema SeatToken"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
