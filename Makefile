@@ -122,6 +122,12 @@ check-tools:
 		command -v $$tool >/dev/null 2>&1 || { echo "make test: '$$tool' is not on PATH (needed by the tests)" >&2; exit 1; }; \
 	done
 
+## web: bundle the web client's modules into the one file its page loads
+## (esbuild pinned in infra/package-lock.json; the output is committed, and
+## cmd/local's TestWebBundleIsCurrent fails when it is stale).
+web: $(NPM_STAMP)
+	UPDATE_WEB_BUNDLE=1 $(GO) test -count=1 -run TestWebBundleIsCurrent ./cmd/local
+
 ## rie: the pinned AWS Lambda Runtime Interface Emulator in .bin/.
 rie:
 	GOBIN=$(BIN_DIR) $(GO) install $(RIE_MODULE)@$(RIE_VERSION)

@@ -15,9 +15,10 @@ import (
 	"strings"
 )
 
-// The reference web client (issue 14): plain ES modules, no build step,
-// embedded in the binary. It talks to the server only through the public
-// HTTP API and the stream, as any app would.
+// The reference web client (issue 14): plain ES modules (web/assets), and
+// the page's one script bundled from them by esbuild (web/assets/bundle,
+// committed; make web), embedded in the binary. It talks to the server
+// only through the public HTTP API and the stream, as any app would.
 //
 //go:embed web
 var webFiles embed.FS

@@ -9,12 +9,16 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
+	"chessapi/infra/emulator"
 )
 
 // The client's HTTP side: what GET / and /assets/ answer, and that every
@@ -131,7 +135,7 @@ func TestWebClientServesPageAndAssets(t *testing.T) {
 func TestLocalServerMountsClient(t *testing.T) {
 	c := startLocal(t)
 	res, body := get(t, "GET", c.base+"/", nil)
-	if res.StatusCode != 200 || !bytes.Contains(body, []byte(`<script type="module" src="assets/app.js">`)) {
+	if res.StatusCode != 200 || !bytes.Contains(body, []byte(`<script type="module" src="assets/bundle/app.js">`)) {
 		t.Fatalf("GET /: %d %.200s", res.StatusCode, body)
 	}
 	for _, tc := range []struct {
@@ -238,5 +242,47 @@ func TestWebClientTexts(t *testing.T) {
 				t.Errorf("no text %s%s (the client builds this key from the API's values)", prefix, v)
 			}
 		}
+	}
+}
+
+// webBundleArgs build the page's one script from the client's modules
+// (web/assets/*.js, the readable source): esbuild, pinned in
+// infra/package-lock.json, follows the imports from app.js, the lazily
+// imported screens included, into one minified ES module. One request
+// instead of thirteen is most of the first load's gain on a small machine
+// (docs/web-client.md).
+var webBundleArgs = []string{"web/assets/app.js", "--bundle", "--format=esm", "--minify", "--target=es2020", "--legal-comments=none", "--log-level=warning"}
+
+const webBundle = "web/assets/bundle/app.js"
+
+// TestWebBundleIsCurrent rebuilds the bundle and compares it with the
+// committed one, so the page never runs code older than its modules.
+// UPDATE_WEB_BUNDLE=1 (make web) writes it instead.
+func TestWebBundleIsCurrent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: needs esbuild from infra/node_modules")
+	}
+	out := filepath.Join(t.TempDir(), "app.js")
+	cmd := exec.Command(emulator.Esbuild(t), append(slices.Clone(webBundleArgs), "--outfile="+out)...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("esbuild: %v\n%s", err, b)
+	}
+	built, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.Getenv("UPDATE_WEB_BUNDLE") == "1" {
+		if err := os.MkdirAll(filepath.Dir(webBundle), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(webBundle, built, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s (%d bytes)", webBundle, len(built))
+		return
+	}
+	committed, err := os.ReadFile(webBundle)
+	if err != nil || !bytes.Equal(built, committed) {
+		t.Fatalf("%s is not the bundle of web/assets/*.js (%v): run make web", webBundle, err)
 	}
 }

@@ -326,6 +326,21 @@ func ensureDynalite(t testing.TB) (string, error) {
 	return cli, nil
 }
 
+// Esbuild returns the path of the pinned esbuild (infra/package.json), which
+// bundles the web client (make web), running `npm ci` in infra/ first when
+// needed, as for dynalite.
+func Esbuild(t testing.TB) string {
+	t.Helper()
+	if _, err := ensureDynalite(t); err != nil {
+		t.Fatalf("esbuild: %v", err)
+	}
+	dir, err := infraDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "node_modules", ".bin", "esbuild")
+}
+
 // installed reports whether infra/node_modules is complete. npm writes
 // node_modules/.package-lock.json at the end of an install, so its presence
 // tells a finished install from an interrupted one.
@@ -333,6 +348,7 @@ func installed(dir string) bool {
 	for _, p := range []string{
 		filepath.Join(dir, "node_modules", ".package-lock.json"),
 		filepath.Join(dir, "node_modules", "dynalite", "cli.js"),
+		filepath.Join(dir, "node_modules", ".bin", "esbuild"),
 	} {
 		if _, err := os.Stat(p); err != nil {
 			return false
