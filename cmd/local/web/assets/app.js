@@ -2,12 +2,12 @@
 // ("#/", "#/g/{gameId}[?invite=code]", "#/lobby[/room]"), so the server only
 // ever serves "/" and the files under /assets/.
 import { lang, t } from './i18n.js';
-import { installPieceStyles } from './pieces.js';
+import { installPieces } from './pieces.js';
 import { mountHome } from './home.js';
 import { mountGame } from './game.js';
 import { closeAllModals, toast } from './ui.js';
 
-installPieceStyles();
+installPieces();
 document.documentElement.lang = lang;
 document.title = t('app.title');
 

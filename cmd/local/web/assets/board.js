@@ -9,7 +9,7 @@
 // borders, the check bubble; they never take pointer events). Input is read
 // on the board element from pointer coordinates, so a tap, a click and a
 // drag all end in the same square lookup whatever element is on top.
-import { pieceClass } from './pieces.js';
+import { pieceClass, pieceIcon } from './pieces.js';
 import { t } from './i18n.js';
 
 export const FILES = 'abcdefgh';
@@ -197,6 +197,7 @@ export class Board {
   }
 
   setPiece(el, code) {
+    if (el.dataset.piece !== code) el.replaceChildren(pieceIcon(code));
     el.className = 'pc ' + pieceClass(code);
     el.dataset.piece = code;
   }

@@ -10,6 +10,7 @@ import { GameStream } from './stream.js';
 import * as storage from './storage.js';
 import { confirmDialog, copyText, fill, h, markAfterPaint, modal, onActivate, openRules, toast } from './ui.js';
 import { ensurePlayer, playerToken } from './players.js';
+import { pieceIcon } from './pieces.js';
 
 const PROMOTION_ORDER = ['q', 'r', 'b', 'n']; // queen first (seeds/000 §2 autoQueen)
 
@@ -365,7 +366,10 @@ class GameScreen {
     if (p && !p.ai && !p.connected && v.phase !== 'finished') tags.push(h('span.tag.warn', t('game.offline')));
     fill(el.querySelector('.tags'), tags);
     // The pieces this side has taken, and its material lead.
-    const taken = v.captured[color].map((letter) => h('span.cap.pc.pc-' + (color === 'white' ? 'b' : 'w') + letter));
+    const taken = v.captured[color].map((letter) => {
+      const code = (color === 'white' ? 'b' : 'w') + letter;
+      return h('span.cap.pc.pc-' + code, pieceIcon(code));
+    });
     const lead = color === 'white' ? v.materialDiff : -v.materialDiff;
     fill(el.querySelector('.captured'), taken, lead > 0 ? h('span.lead', '+' + lead) : null);
     el.classList.toggle('to-move', v.phase === 'playing' && v.turn === color);
@@ -635,7 +639,7 @@ class GameScreen {
     return new Promise((resolve) => {
       const body = h('div.promo-choices', PROMOTION_ORDER.map((p) =>
         onActivate(h('button.promo-choice', { dataset: { piece: p }, 'aria-label': t('piece.' + p) },
-          h('span.pc.pc-' + c + p), h('span.label', t('piece.' + p))), () => {
+          h('span.pc.pc-' + c + p, pieceIcon(c + p)), h('span.label', t('piece.' + p))), () => {
           close();
           resolve(p);
         })));

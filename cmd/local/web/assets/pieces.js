@@ -1,7 +1,10 @@
-// Piece images: simple SVG drawings made for this client, turned into one
-// stylesheet of data: URLs at start-up so that a piece is a single element
-// with a class (cheap to move, drag and animate) and no image request is
-// made. A piece code is colour + letter: "wk", "bq", "wp", ...
+// Piece images: simple SVG drawings made for this client, put once into the
+// page as <symbol>s; a piece is an element with a class (cheap to move, drag
+// and animate) holding a <use> of its symbol. No image request is made, and
+// the drawings are painted as part of the page: as CSS data: images each of
+// the twelve was an SVG document of its own for the browser to load and
+// rasterise, which cost a phone-sized first paint of the board 100-200 ms
+// (docs/web-client.md). A piece code is colour + letter: "wk", "bq", "wp", ...
 
 // Each drawing takes the colours of one side: the body, the outline, and
 // the details drawn on top of the body (lines that must stand out on it).
@@ -63,19 +66,34 @@ export function pieceSVG(color, letter) {
 
 export const PIECE_LETTERS = ['k', 'q', 'r', 'b', 'n', 'p'];
 
-// installPieceStyles adds the classes .pc-wk, .pc-bq, ... with the images.
-export function installPieceStyles(doc = document) {
-  const rules = [];
+// installPieces puts the twelve drawings into the page as <symbol>s, once.
+export function installPieces(doc = document) {
+  const symbols = [];
   for (const color of ['w', 'b']) {
     for (const letter of PIECE_LETTERS) {
-      const url = 'data:image/svg+xml,' + encodeURIComponent(pieceSVG(color, letter).replace(/\s+/g, ' '));
-      rules.push(`.pc-${color}${letter}{background-image:url("${url}")}`);
+      const svg = pieceSVG(color, letter);
+      symbols.push(`<symbol id="pc-${color}${letter}" viewBox="0 0 45 45">${svg.slice(svg.indexOf('>') + 1, svg.lastIndexOf('</svg>'))}</symbol>`);
     }
   }
-  const style = doc.createElement('style');
-  style.id = 'piece-styles';
-  style.textContent = rules.join('\n');
-  doc.head.append(style);
+  const holder = doc.createElement('div');
+  holder.id = 'piece-symbols';
+  holder.hidden = true;
+  holder.innerHTML = `<svg xmlns="http://www.w3.org/2000/svg">${symbols.join('')}</svg>`;
+  doc.body.prepend(holder);
+}
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+// pieceIcon is the drawing of a piece code ("wk") for an element of class
+// "pc pc-wk": an <svg> using its symbol.
+export function pieceIcon(code) {
+  const svg = document.createElementNS(SVG_NS, 'svg');
+  svg.setAttribute('viewBox', '0 0 45 45');
+  svg.setAttribute('aria-hidden', 'true');
+  const use = document.createElementNS(SVG_NS, 'use');
+  use.setAttribute('href', '#pc-' + code);
+  svg.append(use);
+  return svg;
 }
 
 // pieceClass is the class that shows a piece code ("wk").

@@ -2,6 +2,7 @@
 // another on a small board, and the special rules and draws in plain words.
 import { t } from './i18n.js';
 import { h, modal } from './ui.js';
+import { pieceIcon } from './pieces.js';
 
 const SIZE = 7;
 const CENTER = 3;
@@ -41,8 +42,8 @@ function pieceCard(letter) {
     for (let x = 0; x < SIZE; x++) {
       const key = `${x},${y}`;
       const cell = h('div.mini-sq.' + ((x + y) % 2 ? 'light' : 'dark'));
-      if (x === origin[0] && y === origin[1]) cell.append(h('span.pc.pc-w' + letter));
-      else if (captures.has(key)) cell.append(h('span.pc.pc-bp'), h('span.mini-ring', { style: { animationDelay: targets.get(key) * 90 + 'ms' } }));
+      if (x === origin[0] && y === origin[1]) cell.append(h('span.pc.pc-w' + letter, pieceIcon('w' + letter)));
+      else if (captures.has(key)) cell.append(h('span.pc.pc-bp', pieceIcon('bp')), h('span.mini-ring', { style: { animationDelay: targets.get(key) * 90 + 'ms' } }));
       else if (targets.has(key)) cell.append(h('span.mini-dot', { style: { animationDelay: targets.get(key) * 90 + 'ms' } }));
       cells.push(cell);
     }
