@@ -87,10 +87,11 @@ func Start(t testing.TB, kind Kind) string {
 		p.marker = motoPatchMarker
 	case Dynalite:
 		node := requireTool(t, "node", "install Node.js 18 or newer with npm (Debian: apt-get install nodejs npm)")
-		cli, err := ensureDynalite(t)
+		modules, err := ensureNodeModules(t)
 		if err != nil {
 			t.Fatalf("emulator: %v", err)
 		}
+		cli := filepath.Join(modules, "dynalite", "cli.js")
 		p.argv = func(port int) []string {
 			// dynalite treats --port 0 as its default 4567, so the port is
 			// always explicit. Table status changes are instant so tests
@@ -290,17 +291,17 @@ func (s *server) stop() error {
 	}
 }
 
-// ensureDynalite returns the path of dynalite's cli.js, running `npm ci` in
-// infra/ first when infra/node_modules is missing or incomplete. A file lock
+// ensureNodeModules returns infra/node_modules (dynalite and esbuild),
+// running `npm ci` in infra/ first when it is missing or incomplete. A file lock
 // keeps concurrently starting test binaries from installing at once.
-func ensureDynalite(t testing.TB) (string, error) {
+func ensureNodeModules(t testing.TB) (string, error) {
 	dir, err := infraDir()
 	if err != nil {
 		return "", err
 	}
-	cli := filepath.Join(dir, "node_modules", "dynalite", "cli.js")
+	modules := filepath.Join(dir, "node_modules")
 	if installed(dir) {
-		return cli, nil
+		return modules, nil
 	}
 	npm := requireTool(t, "npm", "install npm (Debian: apt-get install npm)")
 
@@ -310,7 +311,7 @@ func ensureDynalite(t testing.TB) (string, error) {
 	}
 	defer unlock()
 	if installed(dir) { // another test binary installed it while we waited
-		return cli, nil
+		return modules, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), npmCITimeout)
 	defer cancel()
@@ -321,9 +322,9 @@ func ensureDynalite(t testing.TB) (string, error) {
 		return "", fmt.Errorf("npm ci in %s failed (run it by hand to see why): %w\n%s", dir, err, out)
 	}
 	if !installed(dir) {
-		return "", fmt.Errorf("npm ci in %s succeeded but %s is missing", dir, cli)
+		return "", fmt.Errorf("npm ci in %s succeeded but %s is incomplete", dir, modules)
 	}
-	return cli, nil
+	return modules, nil
 }
 
 // Esbuild returns the path of the pinned esbuild (infra/package.json), which
@@ -331,14 +332,11 @@ func ensureDynalite(t testing.TB) (string, error) {
 // needed, as for dynalite.
 func Esbuild(t testing.TB) string {
 	t.Helper()
-	if _, err := ensureDynalite(t); err != nil {
+	modules, err := ensureNodeModules(t)
+	if err != nil {
 		t.Fatalf("esbuild: %v", err)
 	}
-	dir, err := infraDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(dir, "node_modules", ".bin", "esbuild")
+	return filepath.Join(modules, ".bin", "esbuild")
 }
 
 // installed reports whether infra/node_modules is complete. npm writes

@@ -2,7 +2,6 @@ package apispec
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -52,7 +51,7 @@ func (s *Spec) Lint() []error {
 	for _, name := range sortedKeys(s.Doc.Components.Schemas) {
 		l.noBareObjects("components.schemas."+name, s.Doc.Components.Schemas[name], map[*openapi3.Schema]bool{})
 	}
-	l.portable(s.Path)
+	l.portable(s.Path, s.source)
 	return l.errs
 }
 
@@ -62,7 +61,7 @@ var yaml11Booleans = map[string]bool{"y": true, "n": true, "yes": true, "no": tr
 
 // portable checks what client generators trip over that a valid document
 // may still contain.
-func (l *linter) portable(path string) {
+func (l *linter) portable(path string, source []byte) {
 	schemas := map[string]string{}
 	for name := range l.doc.Components.Schemas {
 		schemas[strings.ToLower(name)] = name
@@ -72,13 +71,8 @@ func (l *linter) portable(path string) {
 			l.errorf("components.securitySchemes.%s: named like the schema %s (generated types collide)", name, schema)
 		}
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		l.errorf("read %s: %v", path, err)
-		return
-	}
 	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
+	if err := yaml.Unmarshal(source, &root); err != nil {
 		l.errorf("%s: %v", path, err)
 		return
 	}

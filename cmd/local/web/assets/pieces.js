@@ -52,8 +52,8 @@ const themes = {
   b: { fill: '#2a2a2a', line: '#111', detail: '#e9e9e4' },
 };
 
-// pieceSVG is the drawing of one piece as an SVG document.
-export function pieceSVG(color, letter) {
+// pieceDrawing is the SVG content of one piece, in a 45×45 view box.
+function pieceDrawing(color, letter) {
   const t = themes[color];
   const attrs = {
     body: `fill="${t.fill}" stroke="${t.line}" stroke-width="1.5" stroke-linejoin="round"`,
@@ -61,28 +61,27 @@ export function pieceSVG(color, letter) {
     outline: `fill="none" stroke="${t.line}" stroke-width="2.2" stroke-linecap="round"`,
     fill: `fill="${t.detail}"`,
   };
-  return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 45 45">${drawings[letter](attrs)}</svg>`;
+  return drawings[letter](attrs);
 }
 
 export const PIECE_LETTERS = ['k', 'q', 'r', 'b', 'n', 'p'];
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
 
 // installPieces puts the twelve drawings into the page as <symbol>s, once.
 export function installPieces(doc = document) {
   const symbols = [];
   for (const color of ['w', 'b']) {
     for (const letter of PIECE_LETTERS) {
-      const svg = pieceSVG(color, letter);
-      symbols.push(`<symbol id="pc-${color}${letter}" viewBox="0 0 45 45">${svg.slice(svg.indexOf('>') + 1, svg.lastIndexOf('</svg>'))}</symbol>`);
+      symbols.push(`<symbol id="pc-${color}${letter}" viewBox="0 0 45 45">${pieceDrawing(color, letter)}</symbol>`);
     }
   }
   const holder = doc.createElement('div');
   holder.id = 'piece-symbols';
   holder.hidden = true;
-  holder.innerHTML = `<svg xmlns="http://www.w3.org/2000/svg">${symbols.join('')}</svg>`;
+  holder.innerHTML = `<svg xmlns="${SVG_NS}">${symbols.join('')}</svg>`;
   doc.body.prepend(holder);
 }
-
-const SVG_NS = 'http://www.w3.org/2000/svg';
 
 // pieceIcon is the drawing of a piece code ("wk") for an element of class
 // "pc pc-wk": an <svg> using its symbol.
