@@ -121,10 +121,11 @@ func newBrowser(t *testing.T, base string) *browser {
 
 // page is one tab in a browser context of its own.
 type page struct {
-	t    *testing.T
-	ctx  context.Context
-	base string
-	name string
+	t     *testing.T
+	ctx   context.Context
+	close context.CancelFunc // closes the tab and its browser context
+	base  string
+	name  string
 }
 
 // pageOpts set up a page before its first navigation.
@@ -148,7 +149,7 @@ func (b *browser) newPage(name string, o pageOpts) *page {
 	if o.mobile {
 		vp = append(vp, chromedp.EmulateMobile, chromedp.EmulateTouch)
 	}
-	p := &page{t: b.t, ctx: ctx, base: b.base, name: name}
+	p := &page{t: b.t, ctx: ctx, close: cancel, base: b.base, name: name}
 	err := chromedp.Do(ctx,
 		chromedp.EmulateViewport(o.width, o.height, vp...),
 		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {

@@ -59,6 +59,10 @@ func get(t *testing.T, method, url string, header map[string]string) (*http.Resp
 func TestWebClientServesPageAndAssets(t *testing.T) {
 	srv := webTestServer(t)
 	embedded, _ := fs.ReadFile(webFiles, "web/index.html")
+	page, policy, err := inlinePage(embedded, func(name string) ([]byte, error) { return fs.ReadFile(webFiles, "web/"+name) })
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		method, path string
 		header       map[string]string
@@ -99,11 +103,11 @@ func TestWebClientServesPageAndAssets(t *testing.T) {
 			}
 			body, _ = io.ReadAll(zr)
 		}
-		if tc.path == "/" && !bytes.Equal(body, embedded) {
-			t.Errorf("GET / is not index.html")
+		if tc.path == "/" && !bytes.Equal(body, page) {
+			t.Errorf("GET / is not index.html with its stylesheet and script inlined")
 		}
-		if tc.path == "/" && !strings.Contains(res.Header.Get("Content-Security-Policy"), "default-src 'self'") {
-			t.Errorf("GET / without the content security policy")
+		if tc.path == "/" && res.Header.Get("Content-Security-Policy") != policy {
+			t.Errorf("GET / with the content security policy %q; want %q", res.Header.Get("Content-Security-Policy"), policy)
 		}
 		if res.Header.Get("ETag") == "" || res.Header.Get("X-Content-Type-Options") != "nosniff" {
 			t.Errorf("%s: headers %v", tc.path, res.Header)
@@ -130,13 +134,76 @@ func TestWebClientServesPageAndAssets(t *testing.T) {
 	}
 }
 
+// TestInlinePage: the page's stylesheet and script go inline exactly where
+// their tags were, the policy allows exactly those two by hash and no
+// other inline code, and what cannot be inlined safely is refused.
+func TestInlinePage(t *testing.T) {
+	files := map[string][]byte{
+		"assets/app.css":       []byte("body { color: red }"),
+		"assets/bundle/app.js": []byte(`document.title = "<\/script>";`),
+	}
+	read := func(name string) ([]byte, error) {
+		if b, ok := files[name]; ok {
+			return b, nil
+		}
+		return nil, fs.ErrNotExist
+	}
+	page := []byte("<head>\n" + pageStylesheetTag + "\n" + pageScriptTag + "\n</head><body></body>")
+	out, policy, err := inlinePage(page, read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "<head>\n<style>body { color: red }</style>\n<script type=\"module\">document.title = \"<\\/script>\";</script>\n</head><body></body>"
+	if string(out) != want {
+		t.Errorf("inlined page\n%s\nwant\n%s", out, want)
+	}
+	// The hashes of exactly the inlined texts, from openssl:
+	// printf '%s' TEXT | openssl dgst -sha256 -binary | base64
+	for _, hash := range []string{
+		"script-src 'sha256-V/oUP9YubisNQcfuSjD517DlfYfT/3PK1xmvzz5SHqg=';",
+		"style-src 'sha256-kl6HQb5peP+QG0x7FWklMRxR/HYq4xozK9Oa6BWSDQA=';",
+	} {
+		if !strings.Contains(policy, hash) {
+			t.Errorf("policy %q lacks %q", policy, hash)
+		}
+	}
+	if strings.Contains(policy, "unsafe-inline") || strings.Contains(policy, "script-src 'self'") {
+		t.Errorf("policy %q allows more than the page's own inline code", policy)
+	}
+
+	for _, tc := range []struct {
+		name    string
+		page    string
+		files   map[string]string
+		wantErr string
+	}{
+		{"a script ending its element", pageStylesheetTag + pageScriptTag, map[string]string{"assets/bundle/app.js": `x = "</SCRIPT>"`}, `contains "</script"`},
+		{"a stylesheet ending its element", pageStylesheetTag + pageScriptTag, map[string]string{"assets/app.css": `/* </style> */`}, `contains "</style"`},
+		{"no script tag", pageStylesheetTag, nil, "exactly once"},
+		{"two stylesheet tags", pageStylesheetTag + pageStylesheetTag + pageScriptTag, nil, "exactly once"},
+	} {
+		bad := map[string][]byte{}
+		for k, v := range files {
+			bad[k] = v
+		}
+		for k, v := range tc.files {
+			bad[k] = []byte(v)
+		}
+		_, _, err := inlinePage([]byte(tc.page), func(name string) ([]byte, error) { return bad[name], nil })
+		if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("%s: error %v; want one saying %q", tc.name, err, tc.wantErr)
+		}
+	}
+}
+
 // TestLocalServerMountsClient: the real server answers GET / with the
 // client and keeps the API's JSON errors for unknown paths.
 func TestLocalServerMountsClient(t *testing.T) {
 	c := startLocal(t)
 	res, body := get(t, "GET", c.base+"/", nil)
-	if res.StatusCode != 200 || !bytes.Contains(body, []byte(`<script type="module" src="assets/bundle/app.js">`)) {
-		t.Fatalf("GET /: %d %.200s", res.StatusCode, body)
+	bundle, _ := fs.ReadFile(webFiles, "web/assets/bundle/app.js")
+	if res.StatusCode != 200 || !bytes.Contains(body, slices.Concat([]byte(`<script type="module">`), bundle, []byte(`</script>`))) {
+		t.Fatalf("GET /: %d %.200s; want the page with the bundle inline", res.StatusCode, body)
 	}
 	for _, tc := range []struct {
 		method, path string

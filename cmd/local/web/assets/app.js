@@ -1,11 +1,13 @@
 // The client's entry: piece images, the language, and a hash router
 // ("#/", "#/g/{gameId}[?invite=code]", "#/lobby[/room]"), so the server only
 // ever serves "/" and the files under /assets/.
+import './firstview.js'; // first: it sends a game link's request at once
 import { lang, t } from './i18n.js';
 import { installPieces } from './pieces.js';
 import { mountHome } from './home.js';
 import { mountGame } from './game.js';
 import { closeAllModals, toast } from './ui.js';
+import { parseRoute } from './route.js';
 
 installPieces();
 document.documentElement.lang = lang;
@@ -15,9 +17,7 @@ const root = document.getElementById('app');
 let unmount = null;
 
 function route() {
-  const [path, query] = (location.hash.replace(/^#/, '') || '/').split('?');
-  const params = new URLSearchParams(query || '');
-  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+  const { parts, params } = parseRoute(location.hash);
   unmount?.();
   unmount = null;
   closeAllModals();

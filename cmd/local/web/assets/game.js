@@ -11,8 +11,13 @@ import * as storage from './storage.js';
 import { confirmDialog, copyText, fill, h, markAfterPaint, modal, onActivate, openRules, toast } from './ui.js';
 import { ensurePlayer, playerToken } from './players.js';
 import { pieceIcon } from './pieces.js';
+import { takeFirstView } from './firstview.js';
 
 const PROMOTION_ORDER = ['q', 'r', 'b', 'n']; // queen first (seeds/000 §2 autoQueen)
+// SKELETON_DELAY_MS: how long the screen waits for the game's view before
+// it shows the empty board (on loopback the view takes 5–30 ms; a phone
+// network can take several hundred).
+const SKELETON_DELAY_MS = 200;
 
 export function mountGame(root, { gameId, invite }) {
   const screen = new GameScreen(root, gameId, invite);
@@ -85,30 +90,41 @@ class GameScreen {
 
   // ---- lifecycle --------------------------------------------------------
 
+  // start reads the game first and builds the screen when the view is
+  // there, so the screen's first layout and paint already show the game;
+  // the browser lays the page out once instead of twice (an empty board,
+  // then the position). A view slower than SKELETON_DELAY_MS gets the
+  // empty screen in the meantime.
   async start() {
-    this.build();
-    document.addEventListener('keydown', this.onKey);
+    const loading = this.load();
+    this.skeletonTimer = setTimeout(() => this.build(), SKELETON_DELAY_MS);
+    let view;
     try {
-      await this.load();
+      view = await loading;
     } catch (e) {
-      this.showLoadError(e);
+      clearTimeout(this.skeletonTimer);
+      if (!this.stopped) this.showLoadError(e);
       return;
     }
+    clearTimeout(this.skeletonTimer);
     if (this.stopped) return;
+    this.build();
+    this.applyView(view);
     this.startStream();
   }
 
   stop() {
     this.stopped = true;
+    clearTimeout(this.skeletonTimer);
     this.stream?.stop();
     clearTimeout(this.tickTimer);
     this.closeResult?.();
     document.removeEventListener('keydown', this.onKey);
   }
 
-  // load reads the game once over HTTP; the stream takes over from its
-  // version. A stored token the server no longer accepts is dropped and
-  // the game opens for a spectator.
+  // load reads the game once over HTTP and returns the view; the stream
+  // takes over from its version. A stored token the server no longer
+  // accepts is dropped and the game opens for a spectator.
   async load() {
     // The seat's token, then the player's (a seat taken on another device
     // of the same player), then none (a spectator).
@@ -116,7 +132,7 @@ class GameScreen {
     let view;
     for (const token of tokens) {
       try {
-        ({ game: view } = await api.getGame(this.gameId, token));
+        ({ game: view } = await (takeFirstView(this.gameId, token) ?? api.getGame(this.gameId, token)));
       } catch (e) {
         if (token && ['forbidden', 'invalid_token', 'unauthorized'].includes(e.code)) {
           if (token === this.token) {
@@ -130,7 +146,7 @@ class GameScreen {
       if (!this.seat && view.you && token) this.seat = { token, color: view.you };
       break;
     }
-    this.applyView(view);
+    return view;
   }
 
   startStream() {
@@ -245,7 +261,10 @@ class GameScreen {
 
   // ---- building and rendering -----------------------------------------
 
+  // build puts the screen's elements in place, once (see start).
   build() {
+    if (this.els) return;
+    document.addEventListener('keydown', this.onKey);
     this.els = {};
     const e = this.els;
     const bar = (pos) => h(`section.player-bar.${pos}`,
