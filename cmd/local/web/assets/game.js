@@ -15,8 +15,8 @@ import { takeFirstView } from './firstview.js';
 
 const PROMOTION_ORDER = ['q', 'r', 'b', 'n']; // queen first (seeds/000 §2 autoQueen)
 // SKELETON_DELAY_MS: how long the screen waits for the game's view before
-// it shows the empty board (on loopback the view takes 5–30 ms; a phone
-// network can take several hundred).
+// it shows the empty board (on loopback the answer takes tens of
+// milliseconds; a phone network can take several hundred).
 const SKELETON_DELAY_MS = 200;
 
 export function mountGame(root, { gameId, invite }) {
