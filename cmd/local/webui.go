@@ -45,8 +45,8 @@ type webClient struct {
 // start-up from the files under assets/: a first visit is one request
 // instead of three, and a reload revalidates one ETag instead of three.
 // On the 2-core test machine the two sub-requests kept the client's code
-// from the browser until 134–210 ms after navigation start, where the page
-// itself arrived by 7–42 ms (docs/web-client.md, "Measurements"). The
+// from the browser until 101–257 ms after navigation start, where the page
+// itself arrived by 8–49 ms (docs/web-client.md, "Measurements"). The
 // source index.html keeps the ordinary tags, to read and to edit; the files
 // stay served under /assets/ too.
 const (
