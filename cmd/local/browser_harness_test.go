@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
+	cdplog "github.com/chromedp/cdproto/log"
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
@@ -163,7 +165,42 @@ func (b *browser) newPage(name string, o pageOpts) *page {
 	if err != nil {
 		b.t.Fatalf("%s: set up page: %v", name, err)
 	}
+	p.failOnPolicyViolations()
 	return p
+}
+
+// failOnPolicyViolations fails the test, when it ends, if the page's
+// Content-Security-Policy blocked anything (the browser reports each as a
+// security log entry): the page's policy allows its own inline script and
+// stylesheet by hash only (webui.go), and this catches a change that
+// needs more.
+func (p *page) failOnPolicyViolations() {
+	p.t.Helper()
+	p.do("enable the log", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := chromedp.Call(ctx, cdplog.Enable, cdp.Empty{})
+		return err
+	}))
+	var mu sync.Mutex
+	var blocked []string
+	go func() {
+		for ev, err := range chromedp.Events(p.ctx, cdplog.EntryAdded) {
+			if err != nil {
+				return
+			}
+			if ev.Entry.Source == cdplog.EntrySourceSecurity && strings.Contains(ev.Entry.Text, "Content Security Policy") {
+				mu.Lock()
+				blocked = append(blocked, ev.Entry.Text)
+				mu.Unlock()
+			}
+		}
+	}()
+	p.t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, text := range blocked {
+			p.t.Errorf("%s: the page's content security policy blocked: %s", p.name, text)
+		}
+	})
 }
 
 func (p *page) do(what string, actions ...chromedp.Action[chromedp.Void]) {
