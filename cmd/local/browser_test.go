@@ -783,7 +783,7 @@ func (b *browser) measureFirstLoad(path, mark string, storage map[string]any) lo
 	defer mu.Unlock()
 	for id, n := range received {
 		if strings.HasPrefix(urls[id], "data:") {
-			continue // the piece images, decoded from the stylesheet: nothing transferred
+			continue // data: URLs (the page's empty favicon): nothing transferred
 		}
 		m.bytes += n
 		m.requests++
