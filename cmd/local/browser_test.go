@@ -724,6 +724,27 @@ type loadMeasure struct {
 	resources []string
 }
 
+// returningPlayersGame creates a game against the easy AI with white for
+// its host, and returns it with the browser storage of the player who made
+// it (the seat's token, as the client keeps it), so that opening
+// "/#/g/{id}" with that storage is a returning player's first load.
+func (c client) returningPlayersGame() (id string, storage map[string]any) {
+	c.t.Helper()
+	code, created := c.call("POST", "/v1/games", "", map[string]any{"opponent": map[string]any{"type": "ai", "level": "easy"}, "options": map[string]any{"colorAssignment": "hostWhite"}})
+	if code != 201 {
+		c.t.Fatalf("create: %d %v", code, created)
+	}
+	id = created["gameId"].(string)
+	return id, map[string]any{"chess.seats": map[string]any{id: map[string]any{"token": created["token"], "color": "white", "at": 1}}}
+}
+
+// waitMark waits until the page has set the performance mark (the
+// client's "home-interactive" or "board-interactive", ui.js markAfterPaint).
+func (p *page) waitMark(mark string) {
+	p.t.Helper()
+	p.waitFor(mark, fmt.Sprintf(`performance.getEntriesByName(%q).length > 0`, mark), 10*time.Second)
+}
+
 // measureFirstLoad opens path in a fresh browser context (empty cache) and
 // sums what the DevTools protocol reports received until the page sets its
 // mark (performance.mark by the client: "home-interactive" when the home
@@ -771,7 +792,7 @@ func (b *browser) measureFirstLoad(path, mark string, storage map[string]any) lo
 	} else {
 		p.open(path)
 	}
-	p.waitFor(mark, fmt.Sprintf(`performance.getEntriesByName(%q).length > 0`, mark), 10*time.Second)
+	p.waitMark(mark)
 	var m loadMeasure
 	m.readyMs = eval[float64](p, fmt.Sprintf(`performance.getEntriesByName(%q)[0].startTime`, mark))
 	m.dclMs = eval[float64](p, `performance.getEntriesByType('navigation')[0].domContentLoadedEventStart`)
@@ -803,12 +824,7 @@ func TestBrowserFirstLoad(t *testing.T) {
 	requireChromium(t)
 	c := startLocal(t)
 	b := newBrowser(t, c.base)
-	code, created := c.call("POST", "/v1/games", "", map[string]any{"opponent": map[string]any{"type": "ai", "level": "easy"}, "options": map[string]any{"colorAssignment": "hostWhite"}})
-	if code != 201 {
-		t.Fatalf("create: %d %v", code, created)
-	}
-	id := created["gameId"].(string)
-	seat := map[string]any{"chess.seats": map[string]any{id: map[string]any{"token": created["token"], "color": "white", "at": 1}}}
+	id, seat := c.returningPlayersGame()
 	// The browser's own share: a static page with one line of Korean and
 	// no scripts of ours, its mark set the same way (after the first paint),
 	// from a server of its own.
@@ -865,12 +881,7 @@ func TestBrowserFirstLoad(t *testing.T) {
 func TestBrowserFirstView(t *testing.T) {
 	requireChromium(t)
 	c := startLocal(t)
-	code, created := c.call("POST", "/v1/games", "", map[string]any{"opponent": map[string]any{"type": "ai", "level": "easy"}, "options": map[string]any{"colorAssignment": "hostWhite"}})
-	if code != 201 {
-		t.Fatalf("create: %d %v", code, created)
-	}
-	id := created["gameId"].(string)
-	seat := map[string]any{"chess.seats": map[string]any{id: map[string]any{"token": created["token"], "color": "white", "at": 1}}}
+	id, seat := c.returningPlayersGame()
 	target, _ := url.Parse(c.base)
 	forward := httputil.NewSingleHostReverseProxy(target)
 	var held atomic.Int32

@@ -56,13 +56,9 @@ func TestBrowserTraceFirstLoad(t *testing.T) {
 	b := newBrowser(t, c.base)
 	path, mark, storage := "/", "home-interactive", map[string]any(nil)
 	if which == "game" {
-		code, created := c.call("POST", "/v1/games", "", map[string]any{"opponent": map[string]any{"type": "ai", "level": "easy"}, "options": map[string]any{"colorAssignment": "hostWhite"}})
-		if code != 201 {
-			t.Fatalf("create: %d %v", code, created)
-		}
-		id := created["gameId"].(string)
+		var id string
+		id, storage = c.returningPlayersGame()
 		path, mark = "/#/g/"+id, "board-interactive"
-		storage = map[string]any{"chess.seats": map[string]any{id: map[string]any{"token": created["token"], "color": "white", "at": 1}}}
 	}
 	b.measureFirstLoad("/", "home-interactive", nil) // the browser warmed up, as in TestBrowserFirstLoad
 	for run := 1; run <= 3; run++ {
@@ -123,7 +119,7 @@ func traceLoad(t *testing.T, b *browser, path, mark string, storage map[string]a
 		return err
 	}))
 	p.open(path)
-	p.waitFor(mark, fmt.Sprintf(`performance.getEntriesByName(%q).length > 0`, mark), 10*time.Second)
+	p.waitMark(mark)
 	p.do("end tracing", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 		_, err := chromedp.Call(ctx, tracing.End, cdp.Empty{})
 		return err

@@ -50,10 +50,10 @@ type webClient struct {
 // source index.html keeps the ordinary tags, to read and to edit; the files
 // stay served under /assets/ too.
 const (
-	pageStylesheetTag = `<link rel="stylesheet" href="assets/app.css">`
-	pageScriptTag     = `<script type="module" src="assets/bundle/app.js"></script>`
 	pageStylesheet    = "assets/app.css"
 	pageScript        = "assets/bundle/app.js"
+	pageStylesheetTag = `<link rel="stylesheet" href="` + pageStylesheet + `">`
+	pageScriptTag     = `<script type="module" src="` + pageScript + `"></script>`
 )
 
 // pageContentSecurityPolicy allows the page nothing but its own origin (its
@@ -72,15 +72,7 @@ func pageContentSecurityPolicy(script, stylesheet []byte) string {
 
 // inlinePage returns index.html with its stylesheet and script tags replaced
 // by the files' contents, and the page's content security policy.
-func inlinePage(page []byte, read func(name string) ([]byte, error)) ([]byte, string, error) {
-	stylesheet, err := read(pageStylesheet)
-	if err != nil {
-		return nil, "", err
-	}
-	script, err := read(pageScript)
-	if err != nil {
-		return nil, "", err
-	}
+func inlinePage(page, stylesheet, script []byte) ([]byte, string, error) {
 	// The contents end their element at the first "</style" or "</script"
 	// (any case) whatever surrounds it; esbuild escapes "</script" in its
 	// output, and this check keeps it so.
@@ -109,6 +101,7 @@ func newWebClient() (*webClient, error) {
 		return nil, err
 	}
 	c := &webClient{assets: map[string]*webAsset{}}
+	var page []byte
 	err = fs.WalkDir(root, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -117,23 +110,32 @@ func newWebClient() (*webClient, error) {
 		if err != nil {
 			return err
 		}
-		urlPath := "/" + name
 		if name == "index.html" {
-			urlPath = "/"
-			if body, c.pagePolicy, err = inlinePage(body, func(name string) ([]byte, error) { return fs.ReadFile(root, name) }); err != nil {
-				return err
-			}
-		} else if !strings.HasPrefix(name, "assets/") {
-			return fmt.Errorf("web client: %s is outside assets/ and would not be served", name)
+			page = body // served once the files it takes in are read
+			return nil
 		}
-		c.assets[urlPath], err = prepareAsset(name, body)
+		if !strings.HasPrefix(name, "assets/") {
+			return fmt.Errorf("%s is outside assets/ and would not be served", name)
+		}
+		c.assets["/"+name], err = prepareAsset(name, body)
 		return err
 	})
+	if err == nil && page == nil {
+		err = fmt.Errorf("index.html is missing")
+	}
+	for _, name := range []string{pageStylesheet, pageScript} {
+		if err == nil && c.assets["/"+name] == nil {
+			err = fmt.Errorf("%s (inlined into the page) is missing", name)
+		}
+	}
+	if err == nil {
+		page, c.pagePolicy, err = inlinePage(page, c.assets["/"+pageStylesheet].body, c.assets["/"+pageScript].body)
+	}
+	if err == nil {
+		c.assets["/"], err = prepareAsset("index.html", page)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("web client: %w", err)
-	}
-	if c.assets["/"] == nil {
-		return nil, fmt.Errorf("web client: index.html is missing")
 	}
 	return c, nil
 }

@@ -59,7 +59,9 @@ func get(t *testing.T, method, url string, header map[string]string) (*http.Resp
 func TestWebClientServesPageAndAssets(t *testing.T) {
 	srv := webTestServer(t)
 	embedded, _ := fs.ReadFile(webFiles, "web/index.html")
-	page, policy, err := inlinePage(embedded, func(name string) ([]byte, error) { return fs.ReadFile(webFiles, "web/"+name) })
+	stylesheet, _ := fs.ReadFile(webFiles, "web/"+pageStylesheet)
+	script, _ := fs.ReadFile(webFiles, "web/"+pageScript)
+	page, policy, err := inlinePage(embedded, stylesheet, script)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,18 +140,9 @@ func TestWebClientServesPageAndAssets(t *testing.T) {
 // their tags were, the policy allows exactly those two by hash and no
 // other inline code, and what cannot be inlined safely is refused.
 func TestInlinePage(t *testing.T) {
-	files := map[string][]byte{
-		"assets/app.css":       []byte("body { color: red }"),
-		"assets/bundle/app.js": []byte(`document.title = "<\/script>";`),
-	}
-	read := func(name string) ([]byte, error) {
-		if b, ok := files[name]; ok {
-			return b, nil
-		}
-		return nil, fs.ErrNotExist
-	}
+	const stylesheet, script = "body { color: red }", `document.title = "<\/script>";`
 	page := []byte("<head>\n" + pageStylesheetTag + "\n" + pageScriptTag + "\n</head><body></body>")
-	out, policy, err := inlinePage(page, read)
+	out, policy, err := inlinePage(page, []byte(stylesheet), []byte(script))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,24 +165,15 @@ func TestInlinePage(t *testing.T) {
 	}
 
 	for _, tc := range []struct {
-		name    string
-		page    string
-		files   map[string]string
-		wantErr string
+		name, page, stylesheet, script string
+		wantErr                        string
 	}{
-		{"a script ending its element", pageStylesheetTag + pageScriptTag, map[string]string{"assets/bundle/app.js": `x = "</SCRIPT>"`}, `contains "</script"`},
-		{"a stylesheet ending its element", pageStylesheetTag + pageScriptTag, map[string]string{"assets/app.css": `/* </style> */`}, `contains "</style"`},
-		{"no script tag", pageStylesheetTag, nil, "exactly once"},
-		{"two stylesheet tags", pageStylesheetTag + pageStylesheetTag + pageScriptTag, nil, "exactly once"},
+		{"a script ending its element", pageStylesheetTag + pageScriptTag, stylesheet, `x = "</SCRIPT>"`, `contains "</script"`},
+		{"a stylesheet ending its element", pageStylesheetTag + pageScriptTag, `/* </style> */`, script, `contains "</style"`},
+		{"no script tag", pageStylesheetTag, stylesheet, script, "exactly once"},
+		{"two stylesheet tags", pageStylesheetTag + pageStylesheetTag + pageScriptTag, stylesheet, script, "exactly once"},
 	} {
-		bad := map[string][]byte{}
-		for k, v := range files {
-			bad[k] = v
-		}
-		for k, v := range tc.files {
-			bad[k] = []byte(v)
-		}
-		_, _, err := inlinePage([]byte(tc.page), func(name string) ([]byte, error) { return bad[name], nil })
+		_, _, err := inlinePage([]byte(tc.page), []byte(tc.stylesheet), []byte(tc.script))
 		if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 			t.Errorf("%s: error %v; want one saying %q", tc.name, err, tc.wantErr)
 		}

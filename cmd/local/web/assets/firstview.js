@@ -7,16 +7,14 @@
 // anything else gets a fresh request.
 import { getGame } from './api.js';
 import { parseRoute } from './route.js';
-import { getPlayer, getSeat } from './storage.js';
+import { gameTokens } from './storage.js';
 
 let pending = null; // { gameId, token, answer }
 
 const { parts } = parseRoute(location.hash);
 if (parts[0] === 'g' && parts[1]) {
   const gameId = parts[1];
-  // The token the game screen tries first (game.js, load): the seat's,
-  // else the player's, else none.
-  const token = getSeat(gameId)?.token ?? getPlayer()?.token ?? null;
+  const token = gameTokens(gameId)[0]; // the one the game screen tries first
   const answer = getGame(gameId, token);
   answer.catch(() => {}); // a failure is the taker's to handle, not unhandled
   pending = { gameId, token, answer };

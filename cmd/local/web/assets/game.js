@@ -126,9 +126,7 @@ class GameScreen {
   // takes over from its version. A stored token the server no longer
   // accepts is dropped and the game opens for a spectator.
   async load() {
-    // The seat's token, then the player's (a seat taken on another device
-    // of the same player), then none (a spectator).
-    const tokens = [...new Set([this.token, playerToken()].filter(Boolean)), null];
+    const tokens = storage.gameTokens(this.gameId);
     let view;
     for (const token of tokens) {
       try {

@@ -43,6 +43,13 @@ export function setSeat(gameId, seat) {
   write(KEYS.seats, seats);
 }
 
+// gameTokens lists the tokens to open a game with, in the order to try
+// them: the seat's, then the player's (a seat taken on another device of
+// the same player), then none (a spectator).
+export function gameTokens(gameId) {
+  return [...new Set([getSeat(gameId)?.token, getPlayer()?.token].filter(Boolean)), null];
+}
+
 export function forgetSeat(gameId) {
   const seats = read(KEYS.seats, {});
   delete seats[gameId];
