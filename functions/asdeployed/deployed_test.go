@@ -282,6 +282,13 @@ func TestAsDeployed(t *testing.T) {
 		if err == nil && res.FunctionError == nil && res.StatusCode == 200 {
 			t.Errorf("move without GAMES_TABLE answered %d %s; want a failed init", res.StatusCode, res.Payload)
 		}
+		// The function's line and the emulator's 502 come through different
+		// pipes: wait for the line, then count.
+		waitCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if _, err := unconfigured.AwaitLog(waitCtx, func(l string) bool { return strings.Contains(l, "GAMES_TABLE") }); err != nil {
+			t.Error(err)
+		}
 		var lines []string
 		for _, l := range unconfigured.Logs() {
 			if strings.Contains(l, "GAMES_TABLE") {

@@ -376,6 +376,29 @@ func (f *Function) Logs() []string {
 	return f.book.texts()
 }
 
+// AwaitLog waits until a line the emulator or the function printed so far
+// or prints later satisfies match, and returns it. The function's output and
+// the emulator's own come through different pipes, so a line the function
+// printed before a failed init can be read after that invoke's 502: look
+// for such lines with AwaitLog, not once with Logs. It fails when ctx ends
+// or the emulator exits without such a line.
+func (f *Function) AwaitLog(ctx context.Context, match func(string) bool) (string, error) {
+	var found string
+	err := f.book.waitFor(ctx, 0, f.exited, func(lines []logLine) bool {
+		for _, l := range lines {
+			if match(l.text) {
+				found = l.text
+				return true
+			}
+		}
+		return false
+	})
+	if err != nil {
+		return "", fmt.Errorf("rie: no matching log line from %s: %w", f.bootstrap, err)
+	}
+	return found, nil
+}
+
 // Close stops the emulator (which kills the function's process) and waits
 // for it. It is safe to call more than once.
 func (f *Function) Close() error {

@@ -314,6 +314,19 @@ func TestEchoUnderEmulator(t *testing.T) {
 		}
 	})
 
+	t.Run("a log line is awaited, or the wait ends", func(t *testing.T) {
+		invoke(t, `{"message":"await me"}`)
+		line, err := f.AwaitLog(ctx, func(l string) bool { return strings.HasSuffix(l, `: "await me"`) })
+		if err != nil || !strings.Contains(line, "echo invocation") {
+			t.Errorf("AwaitLog = %q, %v; want the function's line", line, err)
+		}
+		short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		defer cancel()
+		if line, err := f.AwaitLog(short, func(l string) bool { return strings.Contains(l, "never printed") }); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("AwaitLog of a line never printed = %q, %v; want the context's deadline", line, err)
+		}
+	})
+
 	t.Run("concurrent callers are serialised", func(t *testing.T) {
 		const callers = 4
 		var wg sync.WaitGroup
