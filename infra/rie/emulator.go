@@ -88,6 +88,10 @@ type Result struct {
 	// RoundTrip is the HTTP round trip measured by the caller.
 	RoundTrip time.Duration
 	// Logs is what the function printed during this invoke (and its init).
+	// It is complete for an invoke that answered 200 (the emulator's REPORT
+	// follows the function's output on the same stdout); for one that did
+	// not (a failed init: 502 at once, and no REPORT), it is what had been
+	// read by the answer, and Function.AwaitLog waits for the rest.
 	Logs []string
 }
 
@@ -377,11 +381,12 @@ func (f *Function) Logs() []string {
 }
 
 // AwaitLog waits until a line the emulator or the function printed so far
-// or prints later satisfies match, and returns it. The function's output and
-// the emulator's own come through different pipes, so a line the function
-// printed before a failed init can be read after that invoke's 502: look
-// for such lines with AwaitLog, not once with Logs. It fails when ctx ends
-// or the emulator exits without such a line.
+// or prints later satisfies match, and returns it. The function's output
+// reaches the emulator's stdout and rapid's own log its stderr, read by
+// two goroutines, and a failed init prints nothing on stdout after the
+// function's last line, so that line can be read after the invoke's 502:
+// look for it with AwaitLog, not once with Logs. It fails when ctx ends or
+// the emulator exits without such a line.
 func (f *Function) AwaitLog(ctx context.Context, match func(string) bool) (string, error) {
 	var found string
 	err := f.book.waitFor(ctx, 0, f.exited, func(lines []logLine) bool {
