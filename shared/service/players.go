@@ -3,11 +3,13 @@ package service
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"chessapi/shared/game"
+	"chessapi/shared/retry"
 )
 
 // Players (SPEC §12): an identity an app keeps across games and devices.
@@ -147,24 +149,73 @@ func (s *Service) Rename(ctx context.Context, c Caller, name string) (Profile, e
 	if err != nil {
 		return Profile{}, err
 	}
-	for range s.cfg.MaxAttempts {
-		p, err := s.requirePlayer(ctx, c)
-		if err != nil {
-			return Profile{}, err
-		}
-		next := p
-		next.Name, next.Version = name, p.Version+1
-		err = s.cfg.Players.UpdatePlayer(ctx, next, p.Version)
-		if errors.Is(err, ErrVersionConflict) {
-			continue
-		}
-		if err != nil {
-			return Profile{}, err
-		}
-		return profileOf(next), nil
+	p, err := s.requirePlayer(ctx, c)
+	if err != nil {
+		return Profile{}, err
 	}
-	return Profile{}, ErrBusy
+	next, err := s.updatePlayer(ctx, p.ID, func(p *PlayerRecord) error {
+		p.Name = name
+		return nil
+	})
+	if err != nil {
+		return Profile{}, err
+	}
+	return profileOf(next), nil
 }
+
+// updatePlayer is the one way a player record changes, the players' twin
+// of the one game transaction (update): read the record, let change edit
+// a copy, write it conditionally on the version read, and on a lost race
+// run again from a fresh read, at most retry.PlayerWrite's rounds (then
+// ErrBusy). Every change of a player goes through it, so concurrent ones
+// (two games ending at once, a rename meanwhile) apply one at a time, each
+// to the record as the one before left it.
+//
+// change sees the record as stored now and may run more than once (once
+// per round): it must decide from its argument alone. It returns
+// errUnchanged when there is nothing to write (the record is returned as
+// read) or another error to leave the player as it was. The id and the
+// version are the loop's: change cannot alter them.
+func (s *Service) updatePlayer(ctx context.Context, id string, change func(*PlayerRecord) error) (PlayerRecord, error) {
+	ps, err := s.players()
+	if err != nil {
+		return PlayerRecord{}, err
+	}
+	var out PlayerRecord
+	err = s.retries.player.Do(ctx, func(int) error {
+		cur, err := ps.Player(ctx, id)
+		if err != nil {
+			return retry.Permanent(err)
+		}
+		next := cur
+		next.Applied = slices.Clone(cur.Applied) // change edits its own copy
+		switch err := change(&next); {
+		case errors.Is(err, errUnchanged):
+			out = cur
+			return nil
+		case err != nil:
+			return retry.Permanent(err)
+		}
+		next.ID, next.Version = cur.ID, cur.Version+1
+		err = ps.UpdatePlayer(ctx, next, cur.Version)
+		if errors.Is(err, ErrVersionConflict) {
+			return err // another change came first: again, from a fresh read
+		}
+		if err != nil {
+			return retry.Permanent(err)
+		}
+		out = next
+		return nil
+	})
+	if errors.Is(err, ErrVersionConflict) {
+		return PlayerRecord{}, ErrBusy
+	}
+	return out, err
+}
+
+// errUnchanged is what an updatePlayer change returns when the record
+// already is as it should be.
+var errUnchanged = errors.New("service: player unchanged")
 
 // Page sizes of the lists (SPEC §15).
 const (
