@@ -51,4 +51,10 @@ var (
 	// connections at once and is throttled as one). A gone connection
 	// (410) and other 4xx answers are permanent.
 	ConnectionPost = Policy{Attempts: 3, Base: 100 * time.Millisecond, Jitter: 0.5}
+
+	// QuickPair bounds the rounds of a quick pairing (service.QuickPair):
+	// a round is lost only to another requester taking the same seat, so
+	// each lost round is progress for someone; 40 rounds, each pause drawn
+	// at random below 20 ms so that requesters do not collide in step.
+	QuickPair = Policy{Attempts: 40, Base: 20 * time.Millisecond, Max: 20 * time.Millisecond, Jitter: 1}
 )

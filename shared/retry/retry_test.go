@@ -259,6 +259,7 @@ func TestNamedPolicies(t *testing.T) {
 		{"AITurn", AITurn, 5, []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 8 * time.Second}},
 		{"Timeout", Timeout, 8, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 32 * time.Second, time.Minute}},
 		{"ConnectionPost", noJitter(ConnectionPost), 3, []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}},
+		{"QuickPair", noJitter(QuickPair), 40, []time.Duration{20 * time.Millisecond, 20 * time.Millisecond}},
 	}
 	for _, tt := range tests {
 		if tt.p.Attempts != tt.attempts {
