@@ -220,7 +220,7 @@ func TestRedact(t *testing.T) {
 		{"Bearer " + tok, "Bearer st_[REDACTED]"},
 		{tok + " and " + tok, "st_[REDACTED] and st_[REDACTED]"},
 		{"?token=" + tok + "&x=1", "?token=st_[REDACTED]&x=1"},
-		{"st_short", "st_short"}, // too short to be a token
+		{"st_short", "st_short"},                                                     // too short to be a token
 		{"first_st_" + strings.Repeat("b", 30), "first_st_[REDACTED]"},               // after an underscore
 		{"last_state_with_a_rather_long_name", "last_state_with_a_rather_long_name"}, // inside a word
 		{"receipt_number_and_something_long", "receipt_number_and_something_long"},   // pt_ inside a word
@@ -231,7 +231,7 @@ func TestRedact(t *testing.T) {
 		{"player " + ptok + ".", "player pt_[REDACTED]."},
 		{"key=" + key, "key=ak_[REDACTED]"},
 		{"key " + key[:30] + "…", "key ak_[REDACTED]…"}, // a truncated key
-		{"code ABCD2345 ok", "code ABCD2345 ok"},         // codes are masked by name, not here
+		{"code ABCD2345 ok", "code ABCD2345 ok"},        // codes are masked by name, not here
 	}
 	for _, tt := range tests {
 		if got := Redact(tt.in); got != tt.want {
