@@ -145,6 +145,13 @@ func (k Kind) Split(s string) (parts []string, ok bool) {
 	return parts, true
 }
 
+// PartWellFormed reports whether s is the kind's i-th random part as
+// issued (an API key's id, checked before a lookup by id).
+func (k Kind) PartWellFormed(i int, s string) bool {
+	f := k.format()
+	return f != nil && i >= 0 && i < len(f.parts) && f.parts[i].wellFormed(s)
+}
+
 // Normalize reads a code of the kind as people type it: any case, with
 // spaces and dashes anywhere ("abcd-2345" for "ABCD2345"); ok is false if
 // what remains is not well formed. Kinds with a prefix are machine-read

@@ -156,6 +156,10 @@ func TestSplit(t *testing.T) {
 	if _, ok := APIKey.Split(key[1:]); ok {
 		t.Error("Split of a malformed key succeeded")
 	}
+	if !APIKey.PartWellFormed(0, parts[0]) || !APIKey.PartWellFormed(1, parts[1]) || APIKey.PartWellFormed(0, parts[1]) ||
+		APIKey.PartWellFormed(2, parts[0]) || APIKey.PartWellFormed(-1, parts[0]) || Kind(0).PartWellFormed(0, parts[0]) {
+		t.Error("PartWellFormed is wrong")
+	}
 }
 
 func TestNormalize(t *testing.T) {

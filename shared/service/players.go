@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"chessapi/shared/credential"
 	"chessapi/shared/game"
 	"chessapi/shared/retry"
 )
@@ -48,13 +49,11 @@ type GamePage struct {
 	Next string
 }
 
-// Link codes: 8 characters from an alphabet without look-alikes (no 0/O,
-// 1/I/L), single use, 10 minutes (SPEC §15). 31^8 ≈ 8.5·10^11 codes, and a
-// client gets LinkFailuresAllowed wrong tries per LinkWindow, so guessing
-// one of the few live codes is out of reach.
+// Link codes (credential.LinkCode): 8 characters from an alphabet without
+// look-alikes (no 0/O, 1/I/L), single use, 10 minutes (SPEC §15). 31^8 ≈
+// 8.5·10^11 codes, and a client gets LinkFailuresAllowed wrong tries per
+// LinkWindow, so guessing one of the few live codes is out of reach.
 const (
-	linkAlphabet        = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
-	LinkCodeLen         = 8
 	LinkCodeTTL         = 10 * time.Minute
 	LinkWindow          = 10 * time.Minute
 	LinkFailuresAllowed = 10
@@ -97,7 +96,7 @@ func (s *Service) CreatePlayer(ctx context.Context, name string) (NewPlayer, err
 		if err != nil {
 			return NewPlayer{}, err
 		}
-		token, hash, err := s.newSecret(PlayerTokenPrefix)
+		token, hash, err := s.newCredential(credential.PlayerToken)
 		if err != nil {
 			return NewPlayer{}, err
 		}
@@ -258,45 +257,20 @@ func (s *Service) NewLinkCode(ctx context.Context, c Caller) (LinkCode, error) {
 		return LinkCode{}, err
 	}
 	for attempt := 0; ; attempt++ {
-		b, err := s.randomBytes(LinkCodeLen)
+		code, hash, err := s.newCredential(credential.LinkCode)
 		if err != nil {
 			return LinkCode{}, err
 		}
-		code := make([]byte, LinkCodeLen)
-		for i, v := range b {
-			// 256 = 8·31 + 8: the slight bias toward the first 8 letters
-			// leaves far more than enough entropy for a 10-minute code.
-			code[i] = linkAlphabet[int(v)%len(linkAlphabet)]
-		}
 		expires := s.now().Add(LinkCodeTTL).UTC().Truncate(time.Second)
-		err = s.cfg.Players.PutLinkCode(ctx, HashToken(string(code)), p.ID, expires)
+		err = s.cfg.Players.PutLinkCode(ctx, hash, p.ID, expires)
 		if errors.Is(err, ErrAlreadyExists) && attempt < 3 {
 			continue
 		}
 		if err != nil {
 			return LinkCode{}, err
 		}
-		return LinkCode{Code: string(code), ExpiresAt: expires}, nil
+		return LinkCode{Code: code, ExpiresAt: expires}, nil
 	}
-}
-
-// normalizeLinkCode reads a code as people type it: any case, with spaces
-// or dashes; "" if it cannot be a code.
-func normalizeLinkCode(in string) string {
-	var b strings.Builder
-	for _, r := range strings.ToUpper(in) {
-		switch {
-		case r == ' ' || r == '-':
-		case r < 128 && strings.ContainsRune(linkAlphabet, r):
-			b.WriteRune(r)
-		default:
-			return ""
-		}
-	}
-	if b.Len() != LinkCodeLen {
-		return ""
-	}
-	return b.String()
 }
 
 // Link uses a link code: a new token for the code's player (earlier tokens
@@ -316,7 +290,7 @@ func (s *Service) Link(ctx context.Context, code, client string) (NewPlayer, err
 		return NewPlayer{}, &RateLimitError{Wait: end.Sub(now)}
 	}
 	playerID := ""
-	if norm := normalizeLinkCode(code); norm != "" {
+	if norm, ok := credential.LinkCode.Normalize(code); ok {
 		playerID, err = ps.ClaimLinkCode(ctx, HashToken(norm), now)
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return NewPlayer{}, err
@@ -328,7 +302,7 @@ func (s *Service) Link(ctx context.Context, code, client string) (NewPlayer, err
 		}
 		return NewPlayer{}, ErrLinkCodeInvalid
 	}
-	token, hash, err := s.newSecret(PlayerTokenPrefix)
+	token, hash, err := s.newCredential(credential.PlayerToken)
 	if err != nil {
 		return NewPlayer{}, err
 	}
