@@ -14,6 +14,7 @@ import (
 
 	"chessapi/deploy"
 	"chessapi/infra/emulator"
+	"chessapi/infra/emulator/emulatortest"
 	"chessapi/shared/chess"
 	"chessapi/shared/push"
 	"chessapi/shared/store/dynamostore"
@@ -94,8 +95,8 @@ func newStreamFixture(t *testing.T) *streamFixture {
 	if testing.Short() {
 		t.Skip("the data table runs on moto; skipped with -short")
 	}
-	moto := emulator.StartMoto(t)
-	data, err := dynamostore.NewData(dynamodb.NewFromConfig(emulator.Config(moto)), emulator.NewDataTable(t, moto))
+	moto := emulatortest.StartMoto(t)
+	data, err := dynamostore.NewData(dynamodb.NewFromConfig(emulator.Config(moto)), emulatortest.NewDataTable(t, moto))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"chessapi/infra/emulator"
+	"chessapi/infra/emulator/emulatortest"
 	"chessapi/shared/chess"
 	"chessapi/shared/game"
 	"chessapi/shared/internal/fakeclock"
@@ -51,13 +52,13 @@ func backends(t testing.TB) map[string]func(t testing.TB) (service.Store, servic
 	}
 	for _, kind := range []emulator.Kind{emulator.Moto, emulator.Dynalite} {
 		out[string(kind)] = func(t testing.TB) (service.Store, service.Players, service.GameLister) {
-			endpoint := emulator.Start(t, kind)
+			endpoint := emulatortest.Start(t, kind)
 			client := dynamodb.NewFromConfig(emulator.Config(endpoint))
-			games, err := dynamostore.New(client, emulator.NewGamesTable(t, endpoint))
+			games, err := dynamostore.New(client, emulatortest.NewGamesTable(t, endpoint))
 			if err != nil {
 				t.Fatal(err)
 			}
-			data, err := dynamostore.NewData(client, emulator.NewDataTable(t, endpoint))
+			data, err := dynamostore.NewData(client, emulatortest.NewDataTable(t, endpoint))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"chessapi/infra/emulator"
+	"chessapi/infra/emulator/emulatortest"
 	"chessapi/shared/push"
 	"chessapi/shared/store/dynamostore"
 )
@@ -18,8 +19,8 @@ import (
 func TestConnectionsAgainstEmulators(t *testing.T) {
 	for _, kind := range emulators {
 		t.Run(string(kind), func(t *testing.T) {
-			endpoint := emulator.Start(t, kind)
-			table := emulator.NewDataTable(t, endpoint)
+			endpoint := emulatortest.Start(t, kind)
+			table := emulatortest.NewDataTable(t, endpoint)
 			d, err := dynamostore.NewData(dynamodb.NewFromConfig(emulator.Config(endpoint)), table)
 			if err != nil {
 				t.Fatal(err)
