@@ -204,7 +204,9 @@ func (noConnections) Connection(context.Context, string) (push.Connection, error
 func (noConnections) DeleteConnection(context.Context, string) ([]push.Subscription, error) {
 	return nil, errNoConnections
 }
-func (noConnections) Subscribe(context.Context, push.Subscription, int) error { return errNoConnections }
+func (noConnections) Subscribe(context.Context, push.Subscription, int) error {
+	return errNoConnections
+}
 func (noConnections) Unsubscribe(context.Context, string, string) (push.Subscription, bool, error) {
 	return push.Subscription{}, false, errNoConnections
 }
