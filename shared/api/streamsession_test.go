@@ -264,7 +264,10 @@ func TestOneConversationTwoTransports(t *testing.T) {
 		}
 		return append(steps, step{true, fill}, step{true, []string{`{"action":"subscribe","gameId":"` + extra[MaxSubscriptions-1] + `"}`}})
 	}
-	type client interface{ send(string); untilPong() []map[string]any }
+	type client interface {
+		send(string)
+		untilPong() []map[string]any
+	}
 	run := func(gameID string, seatConn, spectatorConn client) [][]string {
 		var got [][]string
 		for _, st := range script(gameID) {
