@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -310,7 +311,9 @@ func (c *streamConn) serve(ctx context.Context) {
 		if err != nil {
 			break
 		}
-		if err := c.s.session.handle(ctx, c.info, data); err != nil {
+		// A connection closed meanwhile (by the writer, a slow-client drop
+		// or the server's shutdown) is no failure to report.
+		if err := c.s.session.handle(ctx, c.info, data); err != nil && !errors.Is(err, push.ErrNoConnection) {
 			c.s.log.Warn("stream message failed", "err", err)
 		}
 	}
