@@ -185,13 +185,25 @@ func (s *Stream) leftLater(sub push.Subscription, caller service.Caller) {
 // watched before the game is read; a subscription that replaces one of the
 // same game on the connection stops the old one first.
 func (s *Stream) watch(conn StreamConn, gameID string) (follow func(context.Context, int64, *chess.Color), abandon func()) {
+	none := func() (func(context.Context, int64, *chess.Color), func()) {
+		return func(context.Context, int64, *chess.Color) {}, func() {}
+	}
 	c := s.conn(conn.ID)
 	if c == nil {
-		return func(context.Context, int64, *chess.Color) {}, func() {}
+		return none()
 	}
 	changes, unwatch := s.games.Watch(gameID, 16)
 	sub := &streamSub{c: c, gameID: gameID, changes: changes, unwatch: unwatch, quit: make(chan struct{}), done: make(chan struct{})}
 	c.mu.Lock()
+	select {
+	case <-c.done:
+		// Closing: shutdown has taken (or is taking) the subscriptions it
+		// stops; one added now would outlive the connection.
+		c.mu.Unlock()
+		unwatch()
+		return none()
+	default:
+	}
 	old := c.subs[gameID]
 	c.subs[gameID] = sub
 	c.mu.Unlock()
