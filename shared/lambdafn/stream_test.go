@@ -17,6 +17,7 @@ import (
 	"chessapi/infra/emulator/emulatortest"
 	"chessapi/shared/chess"
 	"chessapi/shared/push"
+	"chessapi/shared/service"
 	"chessapi/shared/store/dynamostore"
 )
 
@@ -84,7 +85,7 @@ func (p *recordingPoster) take(conn string) []postedMessage {
 // games store, a data table on moto and a recording poster.
 type streamFixture struct {
 	*fixture
-	data   *dynamostore.Data
+	data   push.Connections // the data table's, as the functions see it
 	poster *recordingPoster
 	stream *App
 	fanout *App
@@ -100,8 +101,8 @@ func newStreamFixture(t *testing.T) *streamFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &streamFixture{fixture: newFixture(t, ""), data: data, poster: newRecordingPoster()}
-	deps := Deps{Store: f.store, Now: f.clock.Now, Connections: data, NewPoster: f.poster.poster}
+	f := &streamFixture{fixture: newFixture(t, ""), data: StreamConnections(data), poster: newRecordingPoster()}
+	deps := Deps{Config: service.Config{Store: f.store, Now: f.clock.Now}, Connections: f.data, NewPoster: f.poster.poster}
 	if f.stream, err = NewApp(Config{Function: Stream}, deps); err != nil {
 		t.Fatal(err)
 	}

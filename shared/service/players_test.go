@@ -383,8 +383,16 @@ func TestRatingsExactlyOnce(t *testing.T) {
 				t.Errorf("result's rating change = %+v", v.Result.RatingChange)
 			}
 			// The change stream delivers the finishing version again.
+			prevState, err := f.svc.Decode(prev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nextState, err := f.svc.Decode(next)
+			if err != nil {
+				t.Fatal(err)
+			}
 			for range 3 {
-				if err := f.svc.Committed(ctx, prev, next); err != nil {
+				if err := f.svc.Committed(ctx, prevState, nextState); err != nil {
 					t.Fatal(err)
 				}
 			}
