@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"chessapi/infra/emulator"
+	"chessapi/infra/emulator/emulatortest"
 	"chessapi/shared/apikey"
 	"chessapi/shared/store/boltstore"
 )
@@ -160,14 +161,14 @@ func TestDynamoDB(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs moto; skipped with -short")
 	}
-	endpoint := emulator.Start(t, emulator.Moto)
+	endpoint := emulatortest.Start(t, emulator.Moto)
 	t.Setenv("AWS_ACCESS_KEY_ID", "test")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
 	t.Setenv("AWS_REGION", emulator.Region)
-	table := emulator.NewDataTable(t, endpoint)
+	table := emulatortest.NewDataTable(t, endpoint)
 	lifecycle(t, nil, "-endpoint", endpoint, "-table", table)
 
-	other := emulator.NewDataTable(t, endpoint)
+	other := emulatortest.NewDataTable(t, endpoint)
 	kept, _ := lifecycle(t, map[string]string{"DATA_TABLE": other}, "-endpoint", endpoint)
 	code, out, _ := runCLI(t, nil, "-endpoint", endpoint, "-table", table, "list")
 	if code != exitOK || strings.Contains(out, kept.ID) {

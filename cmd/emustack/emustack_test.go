@@ -15,7 +15,13 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"chessapi/infra/rie/rietest"
 )
+
+// The functions are built once per test binary (or taken from make's
+// build-native output); see rietest.
+func TestMain(m *testing.M) { rietest.Main(m) }
 
 // testLog sends emustack's messages to the test log.
 type testLog struct{ t *testing.T }
@@ -35,7 +41,9 @@ func startTestStack(t *testing.T) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	// No limit of its own: the build and the start take what the test's
+	// deadline allows, however loaded the machine.
+	ctx, cancel := rietest.Context(t)
 	defer cancel()
 	st, err := startStack(ctx, config{
 		Root: root, Template: filepath.Join(root, "template.yaml"), StackName: "chessapi", Addr: "127.0.0.1:0",
@@ -43,6 +51,7 @@ func startTestStack(t *testing.T) *stack {
 		StreamPoll: 100 * time.Millisecond, SchedulePoll: 200 * time.Millisecond,
 		AsyncRetryDelay: 100 * time.Millisecond, StreamRetryDelay: 100 * time.Millisecond,
 		WSIdle: 10 * time.Minute, WSMax: 2 * time.Hour, Log: testLog{t},
+		Bootstraps: rietest.Bootstraps(t),
 	})
 	if err != nil {
 		t.Fatalf("startStack: %v", err)

@@ -17,7 +17,7 @@ import (
 	"chessapi/infra/rie"
 	"chessapi/shared/chess"
 	"chessapi/shared/game"
-	"chessapi/shared/push"
+	"chessapi/shared/store/dynamostore"
 )
 
 // wsEvent sends a stream event file (rewritten by edit, when not nil) to the
@@ -163,7 +163,7 @@ func TestAsDeployedStream(t *testing.T) {
 		t.Fatalf("Nf3: %d %s", resp.StatusCode, resp.Body)
 	}
 	s.pump(t, fanout)
-	if _, err := s.data.Connection(ctx, black); !errors.Is(err, push.ErrNoConnection) {
+	if _, err := s.data.Connection(ctx, black); !errors.Is(err, dynamostore.ErrNoConnection) {
 		t.Errorf("black's connection after a 410: %v; want it deleted", err)
 	}
 	s.pump(t, fanout) // the presence change

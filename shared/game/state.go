@@ -334,6 +334,16 @@ func (s *State) ChangesAfter(v int64) ([]Change, bool) {
 	return s.Changes[i:len(s.Changes):len(s.Changes)], true
 }
 
+// LastChange returns the change that made this version: the change log's
+// newest entry when it is the state's own version. It is false when the log
+// does not hold it (a state migrated from a format without one).
+func (s *State) LastChange() (Change, bool) {
+	if n := len(s.Changes); n > 0 && s.Changes[n-1].Version == s.Version {
+		return s.Changes[n-1], true
+	}
+	return Change{}, false
+}
+
 // clone returns a deep copy: no slice, map or pointer is shared with s.
 func (s *State) clone() *State {
 	c := *s

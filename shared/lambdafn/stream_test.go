@@ -14,8 +14,10 @@ import (
 
 	"chessapi/deploy"
 	"chessapi/infra/emulator"
+	"chessapi/infra/emulator/emulatortest"
 	"chessapi/shared/chess"
 	"chessapi/shared/push"
+	"chessapi/shared/service"
 	"chessapi/shared/store/dynamostore"
 )
 
@@ -83,7 +85,7 @@ func (p *recordingPoster) take(conn string) []postedMessage {
 // games store, a data table on moto and a recording poster.
 type streamFixture struct {
 	*fixture
-	data   *dynamostore.Data
+	data   push.Connections // the data table's, as the functions see it
 	poster *recordingPoster
 	stream *App
 	fanout *App
@@ -94,13 +96,13 @@ func newStreamFixture(t *testing.T) *streamFixture {
 	if testing.Short() {
 		t.Skip("the data table runs on moto; skipped with -short")
 	}
-	moto := emulator.StartMoto(t)
-	data, err := dynamostore.NewData(dynamodb.NewFromConfig(emulator.Config(moto)), emulator.NewDataTable(t, moto))
+	moto := emulatortest.StartMoto(t)
+	data, err := dynamostore.NewData(dynamodb.NewFromConfig(emulator.Config(moto)), emulatortest.NewDataTable(t, moto))
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &streamFixture{fixture: newFixture(t, ""), data: data, poster: newRecordingPoster()}
-	deps := Deps{Store: f.store, Now: f.clock.Now, Connections: data, NewPoster: f.poster.poster}
+	f := &streamFixture{fixture: newFixture(t, ""), data: StreamConnections(data), poster: newRecordingPoster()}
+	deps := Deps{Config: service.Config{Store: f.store, Now: f.clock.Now}, Connections: f.data, NewPoster: f.poster.poster}
 	if f.stream, err = NewApp(Config{Function: Stream}, deps); err != nil {
 		t.Fatal(err)
 	}

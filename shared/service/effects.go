@@ -288,19 +288,10 @@ func (s *Service) PendingEffects() int {
 }
 
 // Committed runs the effects of a stored version for the table's change
-// stream (EffectsByStream): prev is the record it replaced (zero for a new
-// game). An error means the effects could not be done and the stream
-// should deliver the record again.
-func (s *Service) Committed(ctx context.Context, prev, next GameRecord) error {
-	nextState, err := s.decode(next)
-	if err != nil {
-		return err
-	}
-	var prevState *game.State
-	if prev.GameID != "" {
-		if prevState, err = s.decode(prev); err != nil {
-			return err
-		}
-	}
-	return s.applyEffects(ctx, prevState, nextState)
+// stream (EffectsByStream): next is the committed state and prev the one it
+// replaced (nil for a new game), both decoded once by the stream's consumer.
+// An error means the effects could not be done and the stream should
+// deliver the record again.
+func (s *Service) Committed(ctx context.Context, prev, next *game.State) error {
+	return s.applyEffects(ctx, prev, next)
 }

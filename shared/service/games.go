@@ -363,10 +363,10 @@ func decodeEvents(js json.RawMessage) ([]game.Event, error) {
 	return events, nil
 }
 
-// lastChangeEvents is the JSON of the newest change's events.
+// lastChangeEvents is the JSON of the events of the change that made st.
 func lastChangeEvents(st *game.State) json.RawMessage {
-	if n := len(st.Changes); n > 0 && st.Changes[n-1].Version == st.Version {
-		return st.Changes[n-1].Events
+	if c, ok := st.LastChange(); ok {
+		return c.Events
 	}
 	return json.RawMessage("[]")
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"chessapi/infra/emulator"
+	"chessapi/infra/emulator/emulatortest"
 	"chessapi/shared/chess"
 	"chessapi/shared/credential"
 	"chessapi/shared/game"
@@ -52,13 +53,13 @@ func backends(t testing.TB) map[string]func(t testing.TB) (service.Store, servic
 	}
 	for _, kind := range []emulator.Kind{emulator.Moto, emulator.Dynalite} {
 		out[string(kind)] = func(t testing.TB) (service.Store, service.Players, service.GameLister) {
-			endpoint := emulator.Start(t, kind)
+			endpoint := emulatortest.Start(t, kind)
 			client := dynamodb.NewFromConfig(emulator.Config(endpoint))
-			games, err := dynamostore.New(client, emulator.NewGamesTable(t, endpoint))
+			games, err := dynamostore.New(client, emulatortest.NewGamesTable(t, endpoint))
 			if err != nil {
 				t.Fatal(err)
 			}
-			data, err := dynamostore.NewData(client, emulator.NewDataTable(t, endpoint))
+			data, err := dynamostore.NewData(client, emulatortest.NewDataTable(t, endpoint))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -383,8 +384,16 @@ func TestRatingsExactlyOnce(t *testing.T) {
 				t.Errorf("result's rating change = %+v", v.Result.RatingChange)
 			}
 			// The change stream delivers the finishing version again.
+			prevState, err := f.svc.Decode(prev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nextState, err := f.svc.Decode(next)
+			if err != nil {
+				t.Fatal(err)
+			}
 			for range 3 {
-				if err := f.svc.Committed(ctx, prev, next); err != nil {
+				if err := f.svc.Committed(ctx, prevState, nextState); err != nil {
 					t.Fatal(err)
 				}
 			}

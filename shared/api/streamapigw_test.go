@@ -1,4 +1,4 @@
-package push_test
+package api_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"chessapi/shared/api"
 	"chessapi/shared/chess"
 	"chessapi/shared/game"
 	"chessapi/shared/push"
@@ -16,8 +17,8 @@ import (
 	"chessapi/shared/store/boltstore"
 )
 
-// memConns is an in-memory push.Connections (the DynamoDB one is tested
-// against the emulators in shared/store/dynamostore).
+// memConns is an in-memory push.Connections (the data table's is tested
+// against the emulators in shared/store/dynamostore and shared/lambdafn).
 type memConns struct {
 	mu    sync.Mutex
 	conns map[string]push.Connection
@@ -133,7 +134,7 @@ type fixture struct {
 	store *boltstore.Store
 	conns *memConns
 	post  *recorder
-	hub   *push.Hub
+	gs    *api.GatewayStream
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -147,19 +148,23 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	f := &fixture{svc: svc, store: store, conns: newMemConns(), post: &recorder{got: map[string][]map[string]any{}, gone: map[string]bool{}}}
-	f.hub = push.New(svc, f.conns, f.post, nil)
+	f.gs = api.NewGatewayStream(svc, f.conns, f.post, nil)
 	return f
 }
 
-// fanout sends the game's current record through the hub, as the stream
-// function does for each record.
+// fanout delivers the game's current record, decoded, as the fan-out
+// function does for each record of the change stream.
 func (f *fixture) fanout(t *testing.T, gameID string) int {
 	t.Helper()
 	rec, err := f.store.Get(t.Context(), gameID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sent, err := f.hub.Fanout(t.Context(), rec)
+	st, err := f.svc.Decode(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent, err := f.gs.Deliver(t.Context(), st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,10 +183,10 @@ func TestFanoutGivesEachSubscriberItsView(t *testing.T) {
 		t.Fatal(err)
 	}
 	for id, auth := range map[string]string{"cw": "Bearer " + host.Token, "cb": "Bearer " + guest.Token, "cs": ""} {
-		if err := f.hub.Connect(ctx, push.ConnectRequest{ConnID: id, Authorization: auth}); err != nil {
+		if err := f.gs.Connect(ctx, api.GatewayConnect{ConnID: id, Authorization: auth}); err != nil {
 			t.Fatal(err)
 		}
-		if err := f.hub.Message(ctx, id, []byte(`{"action":"subscribe","gameId":"`+host.GameID+`"}`)); err != nil {
+		if err := f.gs.Message(ctx, id, []byte(`{"action":"subscribe","gameId":"`+host.GameID+`"}`)); err != nil {
 			t.Fatal(err)
 		}
 		if got := f.post.take(id); len(got) != 1 || got[0]["type"] != "subscribed" {
@@ -218,7 +223,7 @@ func TestFanoutGivesEachSubscriberItsView(t *testing.T) {
 		t.Errorf("the gone connection is still stored")
 	}
 	// The last connection of black closing starts black's grace.
-	if err := f.hub.Disconnect(ctx, "cb"); err != nil {
+	if err := f.gs.Disconnect(ctx, "cb"); err != nil {
 		t.Fatal(err)
 	}
 	v, err := f.svc.Get(ctx, host.GameID, service.Caller{}, nil, 0)
@@ -233,10 +238,10 @@ func TestFanoutGivesEachSubscriberItsView(t *testing.T) {
 func TestMessagesAndLimits(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	if err := f.hub.Connect(ctx, push.ConnectRequest{ConnID: "bad", Authorization: "Bearer st_short"}); err == nil {
+	if err := f.gs.Connect(ctx, api.GatewayConnect{ConnID: "bad", Authorization: "Bearer st_short"}); err == nil {
 		t.Errorf("$connect with a malformed token = nil; want a refusal")
 	}
-	if err := f.hub.Connect(ctx, push.ConnectRequest{ConnID: "c", AcceptLanguage: "en"}); err != nil {
+	if err := f.gs.Connect(ctx, api.GatewayConnect{ConnID: "c", AcceptLanguage: "en"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct{ body, code string }{
@@ -244,7 +249,7 @@ func TestMessagesAndLimits(t *testing.T) {
 		{`{"action":"fly"}`, "invalid_field"},
 		{`{"action":"subscribe","gameId":"nosuchgame123"}`, "game_not_found"},
 	} {
-		if err := f.hub.Message(ctx, "c", []byte(tt.body)); err != nil {
+		if err := f.gs.Message(ctx, "c", []byte(tt.body)); err != nil {
 			t.Fatal(err)
 		}
 		got := f.post.take("c")
@@ -252,7 +257,7 @@ func TestMessagesAndLimits(t *testing.T) {
 			t.Errorf("%s: %v; want error %s", tt.body, got, tt.code)
 		}
 	}
-	f.hub.Message(ctx, "c", []byte(`{"action":"ping"}`))
+	f.gs.Message(ctx, "c", []byte(`{"action":"ping"}`))
 	if got := f.post.take("c"); len(got) != 1 || got[0]["type"] != "pong" {
 		t.Errorf("ping: %v", got)
 	}
@@ -263,7 +268,7 @@ func TestMessagesAndLimits(t *testing.T) {
 			t.Fatal(err)
 		}
 		ids = append(ids, host.GameID)
-		f.hub.Message(ctx, "c", []byte(`{"action":"subscribe","gameId":"`+host.GameID+`"}`))
+		f.gs.Message(ctx, "c", []byte(`{"action":"subscribe","gameId":"`+host.GameID+`"}`))
 	}
 	got := f.post.take("c")
 	if len(got) != 11 || got[10]["type"] != "error" || got[10]["code"] != "too_many_subscriptions" || got[10]["gameId"] != ids[10] {

@@ -1,11 +1,10 @@
-package push
+package api
 
 import (
 	"bytes"
 	"encoding/json"
 	"testing"
 
-	"chessapi/shared/api"
 	"chessapi/shared/game"
 )
 
@@ -14,7 +13,7 @@ import (
 // keeps its version and events.
 func TestEncodeOmitsAViewPastTheMessageLimit(t *testing.T) {
 	small := &game.View{GameID: "g", Version: 7, FEN: "8/8/8/8/8/8/8/8 w - - 0 1"}
-	msg := encode(api.ChangeMessage("g", 7, json.RawMessage(`[{"type":"moved"}]`), small, api.Korean))
+	msg := encodeForGateway(ChangeMessage("g", 7, json.RawMessage(`[{"type":"moved"}]`), small, Korean))
 	if bytes.Contains(msg, []byte(`"gameOmitted"`)) || !bytes.Contains(msg, []byte(`"game":`)) {
 		t.Errorf("small message = %s; want the view", msg)
 	}
@@ -22,7 +21,7 @@ func TestEncodeOmitsAViewPastTheMessageLimit(t *testing.T) {
 	for range 3000 {
 		big.Moves = append(big.Moves, game.MoveRecord{UCI: "e2e4", SAN: "e4"})
 	}
-	msg = encode(api.ChangeMessage("g", 7, json.RawMessage(`[{"type":"moved"}]`), big, api.Korean))
+	msg = encodeForGateway(ChangeMessage("g", 7, json.RawMessage(`[{"type":"moved"}]`), big, Korean))
 	var got struct {
 		Version     int64           `json:"version"`
 		Events      json.RawMessage `json:"events"`
