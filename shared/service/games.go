@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"chessapi/shared/chess"
+	"chessapi/shared/credential"
 	"chessapi/shared/game"
 	"chessapi/shared/obs"
 )
@@ -167,20 +168,11 @@ func (s *Service) seatHolder(ctx context.Context, c Caller, in PlayerInput) (gam
 	return game.Player{ID: anon.ID, Name: anon.Name, TokenHash: hash}, token, nil
 }
 
-// inviteCodeLen is the length of a private game's invite code (from the
-// link codes' alphabet: 31^10 ≈ 8·10^14, and a wrong code only gets 403).
-const inviteCodeLen = 10
-
+// newInviteCode mints a private game's invite code (credential.InviteCode:
+// 10 characters of the link codes' alphabet, 31^10 ≈ 8·10^14, and a wrong
+// code only gets 403).
 func (s *Service) newInviteCode() (string, error) {
-	b, err := s.randomBytes(inviteCodeLen)
-	if err != nil {
-		return "", err
-	}
-	code := make([]byte, inviteCodeLen)
-	for i, v := range b {
-		code[i] = linkAlphabet[int(v)%len(linkAlphabet)]
-	}
-	return string(code), nil
+	return credential.InviteCode.Mint(s.cfg.Random)
 }
 
 // Create makes a new game with the caller in the host seat.

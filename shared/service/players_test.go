@@ -15,6 +15,7 @@ import (
 	"chessapi/infra/emulator"
 	"chessapi/infra/emulator/emulatortest"
 	"chessapi/shared/chess"
+	"chessapi/shared/credential"
 	"chessapi/shared/game"
 	"chessapi/shared/internal/fakeclock"
 	"chessapi/shared/service"
@@ -216,7 +217,7 @@ func TestLinkCodes(t *testing.T) {
 	alice := f.player(t, "Alice")
 	id := f.me(t, alice).PlayerID
 	lc, err := f.svc.NewLinkCode(ctx, alice)
-	if err != nil || len(lc.Code) != service.LinkCodeLen {
+	if err != nil || !credential.LinkCode.WellFormed(lc.Code) {
 		t.Fatalf("link code %+v, %v", lc, err)
 	}
 	// Typed as people type it: lower case, with a dash.
