@@ -1,6 +1,7 @@
 package game
 
 import (
+	"bytes"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -287,4 +288,16 @@ func roomNames() []string {
 func (o Options) MarshalJSON() ([]byte, error) {
 	type plain Options // without methods, so no recursion
 	return jsonMarshal(plain(o))
+}
+
+// jsonMarshal is json.Marshal without HTML escaping (FENs and SAN stay
+// readable).
+func jsonMarshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
