@@ -195,5 +195,10 @@ func (s *State) checkConsistent(pos *chess.Position) error {
 			return errors.New("request log too long")
 		}
 	}
+	for i := 1; i < len(s.Changes); i++ {
+		if s.Changes[i].Version != s.Changes[i-1].Version+1 {
+			return errors.New("change log versions not consecutive")
+		}
+	}
 	return nil
 }

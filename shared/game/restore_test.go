@@ -97,6 +97,7 @@ func TestRestoreRefusesWhatIsNotAGame(t *testing.T) {
 		"bad pending undo":    func(s *State) { s.Undo.Pending = &UndoRequest{By: white, Plies: 3} },
 		"unknown invite":      func(s *State) { s.Invite.Mode = "friends" },
 		"private no code":     func(s *State) { s.Invite.Mode = InvitePrivate },
+		"change log gap":      func(s *State) { s.Changes[1].Version += 2 },
 		"request log too long": func(s *State) {
 			s.Requests[white] = make([]AppliedRequest, RequestLogSize+1)
 		},
