@@ -71,7 +71,9 @@ const requestTextLength = 2 * game.RequestLogSize * 64
 
 // parseLogs reads the logs section. The entries' events are slices of b
 // (which Decode has taken over); ids and fingerprints are strings of strs.
-// untagged allows the first writer's request entries.
+// untagged allows the first writer's request entries. The logs are made
+// with room for a full log each, one allocation instead of one per
+// doubling (a transition clones them before it appends).
 func parseLogs(b []byte, requests *game.PerColor[[]game.AppliedRequest], changes *[]game.Change, strs *strs, untagged bool) error {
 	type link struct{ seat, index int }
 	var links []link // 'r' entries, whose events come from the change log
@@ -84,6 +86,9 @@ func parseLogs(b []byte, requests *game.PerColor[[]game.AppliedRequest], changes
 			}
 			if k := len(*changes); k > 0 && (*changes)[k-1].Version+1 != n[0] {
 				return &DecodeError{Reason: "change log versions not consecutive"}
+			}
+			if *changes == nil {
+				*changes = make([]game.Change, 0, game.ChangeLogSize)
 			}
 			*changes = append(*changes, game.Change{Version: n[0], At: n[1], Events: json.RawMessage(rest[:n[2]:n[2]])})
 			b = rest[n[2]:]
@@ -100,7 +105,13 @@ func parseLogs(b []byte, requests *game.PerColor[[]game.AppliedRequest], changes
 			end := n[2] + n[3] + n[4]
 			seat := int(n[0])
 			if tag == 'r' {
+				if links == nil {
+					links = make([]link, 0, 2*game.RequestLogSize)
+				}
 				links = append(links, link{seat, len(requests[seat])})
+			}
+			if requests[seat] == nil {
+				requests[seat] = make([]game.AppliedRequest, 0, game.RequestLogSize)
 			}
 			requests[seat] = append(requests[seat], game.AppliedRequest{ID: strs.of(id), Version: n[1], Hash: strs.of(hash), Events: json.RawMessage(rest[n[2]+n[3] : end : end])})
 			b = rest[end:]
