@@ -38,7 +38,7 @@ func (p Player) seat() Seat {
 // NewGame describes a game to create.
 type NewGame struct {
 	GameID  string
-	Options Options // from ParseOptions (or DefaultOptions)
+	Options Options // from BuildOptions (or DefaultOptions)
 	Host    Player
 	// AI, when not empty, is the level of an AI opponent (one of AILevels):
 	// the game starts at once. Empty: a human opponent joins later.
