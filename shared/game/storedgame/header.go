@@ -1,12 +1,12 @@
 package storedgame
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"chessapi/shared/chess"
 	"chessapi/shared/game"
@@ -109,10 +109,10 @@ type field struct {
 	// isZero reports that the field holds its zero value (nil for a
 	// field without one); omit, when set, that the line is left out.
 	isZero, omit func(s *game.State) bool
-	// write appends the value; read sets it from the stored text, which
-	// the record's strings are made from (see strs).
+	// write appends the value; read sets it from the stored text (a
+	// substring of the header, which is the decoded state's own copy).
 	write func(b []byte, s *game.State) []byte
-	read  func(s *game.State, v []byte, strs *strs) error
+	read  func(s *game.State, v string) error
 }
 
 // required marks a field every record has.
@@ -130,7 +130,7 @@ func (f field) omitUnless(keep func(s *game.State) bool) field {
 // A valueKind writes and reads one type of value.
 type valueKind[T any] struct {
 	write func(b []byte, v T) []byte
-	read  func(v []byte, strs *strs) (T, error)
+	read  func(v string) (T, error)
 }
 
 // value is the field key of kind k at the place at returns.
@@ -140,8 +140,8 @@ func value[T comparable](key string, k valueKind[T], at func(s *game.State) *T) 
 		key:    key,
 		isZero: func(s *game.State) bool { return *at(s) == zero },
 		write:  func(b []byte, s *game.State) []byte { return k.write(b, *at(s)) },
-		read: func(s *game.State, v []byte, strs *strs) error {
-			x, err := k.read(v, strs)
+		read: func(s *game.State, v string) error {
+			x, err := k.read(v)
 			if err == nil {
 				*at(s) = x
 			}
@@ -158,8 +158,8 @@ func nullable[T any](key string, k valueKind[T], at func(s *game.State) **T) fie
 		isZero: isNil,
 		omit:   isNil,
 		write:  func(b []byte, s *game.State) []byte { return k.write(b, **at(s)) },
-		read: func(s *game.State, v []byte, strs *strs) error {
-			x, err := k.read(v, strs)
+		read: func(s *game.State, v string) error {
+			x, err := k.read(v)
 			if err == nil {
 				*at(s) = &x
 			}
@@ -196,16 +196,16 @@ func pairValue[T any](k valueKind[T]) valueKind[game.PerColor[T]] {
 			b = k.write(b, p[0])
 			return k.write(append(b, ' '), p[1])
 		},
-		read: func(v []byte, strs *strs) (game.PerColor[T], error) {
-			a, b, ok := bytes.Cut(v, []byte{' '})
+		read: func(v string) (game.PerColor[T], error) {
+			a, b, ok := strings.Cut(v, " ")
 			if !ok {
 				return game.PerColor[T]{}, fmt.Errorf("not a pair: %q", v)
 			}
-			x, err := k.read(a, strs)
+			x, err := k.read(a)
 			if err != nil {
 				return game.PerColor[T]{}, err
 			}
-			y, err := k.read(b, strs)
+			y, err := k.read(b)
 			return game.PerColor[T]{x, y}, err
 		},
 	}
@@ -230,11 +230,11 @@ func ratingMove(key string, c chess.Color) field {
 			m := at(s)
 			return k.write(b, game.PerColor[int]{m.Before, m.After})
 		},
-		read: func(s *game.State, v []byte, strs *strs) error {
+		read: func(s *game.State, v string) error {
 			if s.Result == nil {
 				return errors.New("rating change without a result")
 			}
-			p, err := k.read(v, strs)
+			p, err := k.read(v)
 			if err != nil {
 				return err
 			}
@@ -251,7 +251,7 @@ func ratingMove(key string, c chess.Color) field {
 func integerValue[T ~int | ~int64]() valueKind[T] {
 	return valueKind[T]{
 		write: func(b []byte, v T) []byte { return strconv.AppendInt(b, int64(v), 10) },
-		read: func(v []byte, _ *strs) (T, error) {
+		read: func(v string) (T, error) {
 			n, rest, ok := parseDecimal(v)
 			if !ok || len(rest) != 0 || int64(T(n)) != n {
 				return 0, fmt.Errorf("not an integer: %q", v)
@@ -263,9 +263,9 @@ func integerValue[T ~int | ~int64]() valueKind[T] {
 
 var unsignedValue = valueKind[uint64]{
 	write: func(b []byte, v uint64) []byte { return strconv.AppendUint(b, v, 10) },
-	read: func(v []byte, _ *strs) (uint64, error) {
+	read: func(v string) (uint64, error) {
 		var n uint64
-		for _, c := range v {
+		for _, c := range []byte(v) {
 			d := uint64(c - '0')
 			if c < '0' || c > '9' || n > (math.MaxUint64-d)/10 {
 				return 0, fmt.Errorf("not an unsigned integer: %q", v)
@@ -286,7 +286,7 @@ var flagValue = valueKind[bool]{
 		}
 		return append(b, '0')
 	},
-	read: func(v []byte, _ *strs) (bool, error) {
+	read: func(v string) (bool, error) {
 		if len(v) != 1 || (v[0] != '0' && v[0] != '1') {
 			return false, fmt.Errorf("not 0 or 1: %q", v)
 		}
@@ -296,7 +296,7 @@ var flagValue = valueKind[bool]{
 
 var colorValue = valueKind[chess.Color]{
 	write: func(b []byte, c chess.Color) []byte { return append(b, '0'+byte(c)) },
-	read: func(v []byte, _ *strs) (chess.Color, error) {
+	read: func(v string) (chess.Color, error) {
 		if len(v) != 1 || (v[0] != '0' && v[0] != '1') {
 			return 0, fmt.Errorf("not a colour: %q", v)
 		}
@@ -308,8 +308,8 @@ var colorValue = valueKind[chess.Color]{
 func textValue[T ~string]() valueKind[T] {
 	return valueKind[T]{
 		write: func(b []byte, v T) []byte { return appendEscaped(b, string(v)) },
-		read: func(v []byte, strs *strs) (T, error) {
-			s, err := unescape(v, strs)
+		read: func(v string) (T, error) {
+			s, err := unescape(v)
 			return T(s), err
 		},
 	}
@@ -317,7 +317,7 @@ func textValue[T ~string]() valueKind[T] {
 
 var timeControlValue = valueKind[game.TimeControl]{
 	write: func(b []byte, tc game.TimeControl) []byte { return append(b, tc.String()...) },
-	read:  func(v []byte, strs *strs) (game.TimeControl, error) { return game.ParseTimeControl(strs.of(v)) },
+	read:  game.ParseTimeControl,
 }
 
 // undoRequestValue is a pending take-back: "by plies".
@@ -326,16 +326,16 @@ var undoRequestValue = valueKind[game.UndoRequest]{
 		b = colorValue.write(b, u.By)
 		return strconv.AppendInt(append(b, ' '), int64(u.Plies), 10)
 	},
-	read: func(v []byte, strs *strs) (game.UndoRequest, error) {
-		by, plies, ok := bytes.Cut(v, []byte{' '})
+	read: func(v string) (game.UndoRequest, error) {
+		by, plies, ok := strings.Cut(v, " ")
 		if !ok {
 			return game.UndoRequest{}, fmt.Errorf("not a colour and plies: %q", v)
 		}
-		c, err := colorValue.read(by, strs)
+		c, err := colorValue.read(by)
 		if err != nil {
 			return game.UndoRequest{}, err
 		}
-		n, err := integerValue[int]().read(plies, strs)
+		n, err := integerValue[int]().read(plies)
 		return game.UndoRequest{By: c, Plies: n}, err
 	},
 }
@@ -353,8 +353,8 @@ var resultValue = valueKind[game.Result]{
 		b = append(append(b, ' '), r.Reason...)
 		return strconv.AppendInt(append(b, ' '), r.EndedAt, 10)
 	},
-	read: func(v []byte, strs *strs) (game.Result, error) {
-		fields := bytes.Fields(v)
+	read: func(v string) (game.Result, error) {
+		fields := strings.Fields(v)
 		if len(fields) != 3 {
 			return game.Result{}, fmt.Errorf("not winner, reason and time: %q", v)
 		}
@@ -363,7 +363,7 @@ var resultValue = valueKind[game.Result]{
 		if !ok1 || !ok2 || len(rest) != 0 || len(rest2) != 0 || w < -1 || w > 1 {
 			return game.Result{}, fmt.Errorf("bad result %q", v)
 		}
-		r := game.Result{Reason: game.Reason(strs.of(fields[1])), EndedAt: at}
+		r := game.Result{Reason: game.Reason(fields[1]), EndedAt: at}
 		if w >= 0 {
 			c := chess.Color(w)
 			r.Winner = &c
@@ -388,9 +388,9 @@ func appendEscaped(b []byte, v string) []byte {
 }
 
 // unescape reverses appendEscaped.
-func unescape(v []byte, strs *strs) (string, error) {
-	if bytes.IndexByte(v, '\\') < 0 {
-		return strs.of(v), nil
+func unescape(v string) (string, error) {
+	if strings.IndexByte(v, '\\') < 0 {
+		return v, nil
 	}
 	out := make([]byte, 0, len(v))
 	for i := 0; i < len(v); i++ {
@@ -410,7 +410,7 @@ func unescape(v []byte, strs *strs) (string, error) {
 			return "", fmt.Errorf("unknown escape \\%c", v[i])
 		}
 	}
-	return strs.of(out), nil
+	return string(out), nil
 }
 
 // fieldTable is the header's fields with what reading needs: the index of
@@ -460,59 +460,59 @@ func (t *fieldTable) appendHeader(b []byte, s *game.State) []byte {
 	return append(b, '\n')
 }
 
-// parseHeader reads a header from the front of b into s and returns what
-// follows it.
-func (t *fieldTable) parseHeader(b []byte, s *game.State, strs *strs) ([]byte, error) {
+// parseHeader reads a header from the front of h into s and returns what
+// follows it. The state's strings are substrings of h.
+func (t *fieldTable) parseHeader(h string, s *game.State) (string, error) {
 	var seen fieldSet
 	next := 0 // the entry after the last line's: where a written header goes on
 	for {
-		nl := bytes.IndexByte(b, '\n')
+		nl := strings.IndexByte(h, '\n')
 		if nl < 0 {
-			return nil, &DecodeError{Reason: "header not terminated"}
+			return "", &DecodeError{Reason: "header not terminated"}
 		}
-		line := b[:nl]
-		b = b[nl+1:]
+		line := h[:nl]
+		h = h[nl+1:]
 		if len(line) == 0 {
 			break
 		}
-		k, v, ok := bytes.Cut(line, []byte{' '})
+		k, v, ok := strings.Cut(line, " ")
 		if !ok {
-			return nil, &DecodeError{Reason: fmt.Sprintf("header line %q", line)}
+			return "", &DecodeError{Reason: fmt.Sprintf("header line %q", line)}
 		}
 		i := t.find(k, next)
 		if i < 0 {
-			return nil, &DecodeError{Reason: fmt.Sprintf("header field %q unknown", k)}
+			return "", &DecodeError{Reason: fmt.Sprintf("header field %q unknown", k)}
 		}
 		f := &t.fields[i]
 		if seen.has(i) {
-			return nil, &DecodeError{Reason: "header field " + f.key + " repeated"}
+			return "", &DecodeError{Reason: "header field " + f.key + " repeated"}
 		}
 		seen.add(i)
-		if err := f.read(s, v, strs); err != nil {
-			return nil, &DecodeError{Reason: "header field " + f.key, Err: err}
+		if err := f.read(s, v); err != nil {
+			return "", &DecodeError{Reason: "header field " + f.key, Err: err}
 		}
 		next = i + 1
 	}
 	if !seen.covers(t.required) {
 		for i, f := range t.fields {
 			if f.mustHave && !seen.has(i) {
-				return nil, &DecodeError{Reason: "header field " + f.key + " missing"}
+				return "", &DecodeError{Reason: "header field " + f.key + " missing"}
 			}
 		}
 	}
-	return b, nil
+	return h, nil
 }
 
 // find returns the index of the field with key k, looking first at the
 // few entries from next on (Encode writes them in order, leaving only
 // omitted ones out), or -1.
-func (t *fieldTable) find(k []byte, next int) int {
+func (t *fieldTable) find(k string, next int) int {
 	for i := next; i < len(t.fields) && i < next+8; i++ {
-		if string(k) == t.fields[i].key {
+		if k == t.fields[i].key {
 			return i
 		}
 	}
-	if i, ok := t.index[string(k)]; ok {
+	if i, ok := t.index[k]; ok {
 		return i
 	}
 	return -1

@@ -91,7 +91,7 @@ func TestHeaderFieldsAreIndependent(t *testing.T) {
 	for _, name := range sortedNames(states) {
 		h := header.appendHeader(nil, states[name])
 		base := &game.State{}
-		if _, err := header.parseHeader(h, base, newStrs(len(h))); err != nil {
+		if _, err := header.parseHeader(string(h), base); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		lines := splitLines(header.appendHeader(nil, base))
@@ -107,7 +107,7 @@ func TestHeaderFieldsAreIndependent(t *testing.T) {
 			want = append(want, lines[i+1:]...)
 			without := strings.Join(append(append([]string{}, lines[:i]...), lines[i+1:]...), "") + "\n"
 			s := &game.State{}
-			if _, err := header.parseHeader([]byte(without), s, newStrs(len(without))); err != nil {
+			if _, err := header.parseHeader(without, s); err != nil {
 				t.Fatalf("%s without %s: %v", name, key, err)
 			}
 			if got := splitLines(header.appendHeader(nil, s)); !reflect.DeepEqual(got, want) {
@@ -139,7 +139,7 @@ func FuzzHeader(f *testing.F) {
 	f.Add([]byte("invite open\nsf rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1\nn 518\n\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s := &game.State{}
-		if _, err := header.parseHeader(data, s, newStrs(len(data))); err != nil {
+		if _, err := header.parseHeader(string(data), s); err != nil {
 			var de *DecodeError
 			if !errors.As(err, &de) {
 				t.Fatalf("parseHeader error %v is not a *DecodeError", err)
@@ -148,7 +148,7 @@ func FuzzHeader(f *testing.F) {
 		}
 		b := header.appendHeader(nil, s)
 		again := &game.State{}
-		rest, err := header.parseHeader(b, again, newStrs(len(b)))
+		rest, err := header.parseHeader(string(b), again)
 		if err != nil || len(rest) != 0 {
 			t.Fatalf("parseHeader(appendHeader(s)) = %q, %v\nheader:\n%s", rest, err, b)
 		}

@@ -109,10 +109,10 @@ func parseMoves(b []byte, createdAt int64, strs *strs) ([]game.MoveRecord, []byt
 // time deltas. The moves' strings are substrings of the columns.
 func movesFromColumns(n int, ucis, sans string, createdAt int64, times []byte) ([]game.MoveRecord, error) {
 	moves := make([]game.MoveRecord, n, n+1) // room for the next move
-	if !splitInto(moves, ucis, func(m *game.MoveRecord, s string) { m.UCI = s }) {
+	if !splitColumn(moves, ucis, false) {
 		return nil, &DecodeError{Reason: "move count and UCI column differ"}
 	}
-	if sans != "" && !splitInto(moves, sans, func(m *game.MoveRecord, s string) { m.SAN = s }) {
+	if sans != "" && !splitColumn(moves, sans, true) {
 		return nil, &DecodeError{Reason: "move count and SAN column differ"}
 	}
 	if err := parseTimes(times, moves, createdAt); err != nil {
@@ -121,16 +121,26 @@ func movesFromColumns(n int, ucis, sans string, createdAt int64, times []byte) (
 	return moves, nil
 }
 
-// splitInto sets one space-separated token of column on each move, and
-// reports whether there were exactly as many tokens as moves.
-func splitInto(moves []game.MoveRecord, column string, set func(*game.MoveRecord, string)) bool {
+// splitColumn sets one space-separated token of column on each move, its
+// SAN or its UCI, and reports whether there were exactly as many tokens as
+// moves.
+func splitColumn(moves []game.MoveRecord, column string, san bool) bool {
 	for i := range moves {
-		token, rest, found := strings.Cut(column, " ")
-		if found == (i == len(moves)-1) {
+		token := column
+		if i < len(moves)-1 {
+			j := strings.IndexByte(column, ' ')
+			if j < 0 {
+				return false
+			}
+			token, column = column[:j], column[j+1:]
+		} else if strings.IndexByte(column, ' ') >= 0 {
 			return false
 		}
-		set(&moves[i], token)
-		column = rest
+		if san {
+			moves[i].SAN = token
+		} else {
+			moves[i].UCI = token
+		}
 	}
 	return true
 }
@@ -157,7 +167,7 @@ func parseTimes(b []byte, moves []game.MoveRecord, createdAt int64) error {
 
 // parseDecimal reads an optionally negative decimal int64 from the front of
 // b (false for no digits or one that does not fit).
-func parseDecimal(b []byte) (int64, []byte, bool) {
+func parseDecimal[T string | []byte](b T) (int64, T, bool) {
 	neg := len(b) > 0 && b[0] == '-'
 	if neg {
 		b = b[1:]
@@ -167,7 +177,7 @@ func parseDecimal(b []byte) (int64, []byte, bool) {
 	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
 		d := uint64(b[i] - '0')
 		if v > (math.MaxUint64-d)/10 {
-			return 0, nil, false
+			return 0, b, false
 		}
 		v = v*10 + d
 	}
@@ -176,7 +186,7 @@ func parseDecimal(b []byte) (int64, []byte, bool) {
 		limit++ // -9223372036854775808
 	}
 	if i == 0 || v > limit {
-		return 0, nil, false
+		return 0, b, false
 	}
 	if neg {
 		return -int64(v), b[i:], true

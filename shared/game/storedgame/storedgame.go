@@ -1,6 +1,7 @@
 package storedgame
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 
@@ -83,14 +84,15 @@ func decodeText(data []byte) (*game.State, error) {
 	// Every string of the record (header values, moves, request ids)
 	// comes from one arena, sized for them.
 	headerEnd := headerLength(data)
-	strs := newStrs(headerEnd + movesTextLength(data[headerEnd:]) + requestTextLength)
-	rest, err := header.parseHeader(data, s, strs)
-	if err != nil {
+	rest := data[headerEnd:]
+	strs := newStrs(headerEnd + movesTextLength(rest) + requestTextLength)
+	if _, err := header.parseHeader(strs.of(data[:headerEnd]), s); err != nil {
 		return nil, err
 	}
 	if s.StateVersion != game.StateVersion {
 		return nil, &DecodeError{Reason: fmt.Sprintf("stored form has state version %d", s.StateVersion)}
 	}
+	var err error
 	if s.Moves, rest, err = parseMoves(rest, s.CreatedAt, strs); err != nil {
 		return nil, err
 	}
@@ -109,13 +111,14 @@ func restore(s *game.State) (*game.State, error) {
 }
 
 // headerLength is the length of the text header at the front of b with
-// its empty line, or len(b) when it is not terminated (parseHeader says
-// so).
+// the empty line that ends it, or len(b) when it is not terminated
+// (parseHeader says so).
 func headerLength(b []byte) int {
-	for i := 0; i < len(b); i++ {
-		if b[i] == '\n' && (i == 0 || b[i-1] == '\n') {
-			return i + 1
-		}
+	if len(b) > 0 && b[0] == '\n' {
+		return 1
+	}
+	if i := bytes.Index(b, []byte("\n\n")); i >= 0 {
+		return i + 2
 	}
 	return len(b)
 }
