@@ -28,7 +28,9 @@ import (
 //	integer("clock.startsAt", func(s *game.State) *int64 { return &s.Clock.StartsAt }).omitZero(),
 //
 // A field added while records exist must not be required (the records
-// written before it lack it; game.Restore gives it its default).
+// written before it lack it; game.Restore gives it its default). A new
+// value of a stored field needs no entry: a new phase ("ready") is a new
+// text of "p", a new time control ("days:3") one of "o.timeControl".
 var header = newFieldTable(slices.Concat(
 	[]field{
 		integer("sv", func(s *game.State) *int { return &s.StateVersion }).required(),
