@@ -71,11 +71,6 @@ func (s *State) CustomStart() bool {
 	return err != nil || derived != s.StartFEN
 }
 
-// maxFENLen is room for one FEN in a replay's buffer: a game's FENs are
-// 40 to 75 bytes, most under 70 (the buffer grows in the rare case it
-// must).
-const maxFENLen = 72
-
 // replay plays the moves from pos (the start position), leaving pos at the
 // current position, and sets each move's derived fields, the live position,
 // the hashes and FEN.
@@ -83,14 +78,7 @@ func (s *State) replay(pos *chess.Position) error {
 	n := len(s.Moves)
 	s.hashes = make([]uint64, 1, n+2)
 	s.hashes[0] = pos.Hash()
-	// Every FEN goes into one builder, and each move's FENAfter is a
-	// substring of what it holds: a builder only ever appends (growing
-	// moves on to a new array and leaves the old one as it is), so the
-	// strings stay valid, and the whole game costs one allocation instead
-	// of one per move.
-	var fens strings.Builder
-	fens.Grow(n * maxFENLen)
-	var fen []byte
+	fens := newFENTexts(n)
 	for i := range s.Moves {
 		rec := &s.Moves[i]
 		m, err := pos.DecodeStoredUCI(rec.UCI)
@@ -112,18 +100,65 @@ func (s *State) replay(pos *chess.Position) error {
 			rec.SAN = pos.SAN(m)
 		}
 		pos.Play(m)
-		fen = pos.AppendFEN(fen[:0])
-		start := fens.Len()
-		fens.Write(fen)
-		rec.FENAfter = fens.String()[start:]
+		fens.add(pos, &rec.FENAfter)
 		s.hashes = append(s.hashes, pos.Hash())
 	}
+	fens.flush()
 	s.pos = *pos
 	s.FEN = s.StartFEN
 	if n > 0 {
 		s.FEN = s.Moves[n-1].FENAfter
 	}
 	return nil
+}
+
+// fenTexts makes the FENs of a replay, one per move, as substrings of one
+// strings.Builder: a builder only ever appends (growing moves on to a new
+// array and leaves the old one as it is), so every substring stays valid,
+// and the whole game costs one allocation instead of one per move. The
+// FENs are written into a scratch buffer and copied into the builder a
+// chunk at a time, so each costs one append, not an append and a copy.
+type fenTexts struct {
+	all     strings.Builder
+	scratch []byte
+	ends    [fenChunk]int32
+	dst     [fenChunk]*string
+	count   int
+}
+
+// fenChunk is how many FENs go into the builder at once.
+const fenChunk = 32
+
+// maxFENLen is room for one FEN: a game's FENs are 40 to 75 bytes, most
+// under 70 (the builder grows in the rare case it must).
+const maxFENLen = 72
+
+func newFENTexts(moves int) *fenTexts {
+	f := &fenTexts{scratch: make([]byte, 0, fenChunk*maxFENLen)}
+	f.all.Grow(moves * maxFENLen)
+	return f
+}
+
+// add appends the FEN of pos; *dst is set to it at the next flush.
+func (f *fenTexts) add(pos *chess.Position, dst *string) {
+	f.scratch = pos.AppendFEN(f.scratch)
+	f.ends[f.count], f.dst[f.count] = int32(len(f.scratch)), dst
+	if f.count++; f.count == fenChunk {
+		f.flush()
+	}
+}
+
+// flush copies the chunk's FENs into the builder and sets their strings.
+func (f *fenTexts) flush() {
+	start := f.all.Len()
+	f.all.Write(f.scratch)
+	all := f.all.String()
+	prev := int32(0)
+	for i := range f.count {
+		*f.dst[i] = all[start+int(prev) : start+int(f.ends[i])]
+		prev = f.ends[i]
+	}
+	f.scratch, f.count = f.scratch[:0], 0
 }
 
 // variantStartFEN returns the start position of a game of variant v.

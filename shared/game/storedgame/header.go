@@ -376,6 +376,9 @@ var resultValue = valueKind[game.Result]{
 
 // appendEscaped appends v with backslashes and newlines escaped.
 func appendEscaped(b []byte, v string) []byte {
+	if strings.IndexByte(v, '\\') < 0 && strings.IndexByte(v, '\n') < 0 {
+		return append(b, v...) // nearly every value
+	}
 	for i := 0; i < len(v); i++ {
 		switch v[i] {
 		case '\\':

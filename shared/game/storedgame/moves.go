@@ -106,63 +106,44 @@ func parseMoves(b []byte, createdAt int64, strs *strs) ([]game.MoveRecord, []byt
 
 // movesFromColumns makes n moves from the space-separated UCI and SAN
 // columns (sans empty: none stored, game.Restore computes them) and the
-// time deltas. The moves' strings are substrings of the columns.
+// time deltas, in one pass over the moves. The moves' strings are
+// substrings of the columns. A column with fewer tokens than moves leaves
+// the rest empty (game.Restore refuses an empty UCI and computes an empty
+// SAN); one with more is refused here.
 func movesFromColumns(n int, ucis, sans string, createdAt int64, times []byte) ([]game.MoveRecord, error) {
 	moves := make([]game.MoveRecord, n, n+1) // room for the next move
-	if !splitColumn(moves, ucis, false) {
-		return nil, &DecodeError{Reason: "move count and UCI column differ"}
+	withSAN := sans != ""
+	at := createdAt
+	for i := range moves {
+		m := &moves[i]
+		m.UCI, ucis = nextToken(ucis)
+		if withSAN {
+			m.SAN, sans = nextToken(sans)
+		}
+		d, rest, ok := parseDecimal(times)
+		last := i == n-1
+		if !ok || (last && len(rest) != 0) || (!last && (len(rest) == 0 || rest[0] != ' ')) {
+			return nil, &DecodeError{Reason: "move times"}
+		}
+		times = rest
+		if !last {
+			times = rest[1:]
+		}
+		at += d
+		m.At = at
 	}
-	if sans != "" && !splitColumn(moves, sans, true) {
-		return nil, &DecodeError{Reason: "move count and SAN column differ"}
-	}
-	if err := parseTimes(times, moves, createdAt); err != nil {
-		return nil, err
+	if ucis != "" || sans != "" {
+		return nil, &DecodeError{Reason: "more move text than moves"}
 	}
 	return moves, nil
 }
 
-// splitColumn sets one space-separated token of column on each move, its
-// SAN or its UCI, and reports whether there were exactly as many tokens as
-// moves.
-func splitColumn(moves []game.MoveRecord, column string, san bool) bool {
-	for i := range moves {
-		token := column
-		if i < len(moves)-1 {
-			j := strings.IndexByte(column, ' ')
-			if j < 0 {
-				return false
-			}
-			token, column = column[:j], column[j+1:]
-		} else if strings.IndexByte(column, ' ') >= 0 {
-			return false
-		}
-		if san {
-			moves[i].SAN = token
-		} else {
-			moves[i].UCI = token
-		}
+// nextToken splits the first space-separated token off s.
+func nextToken(s string) (token, rest string) {
+	if i := strings.IndexByte(s, ' '); i >= 0 {
+		return s[:i], s[i+1:]
 	}
-	return true
-}
-
-// parseTimes reads the space-separated move-time deltas into the moves'
-// absolute times.
-func parseTimes(b []byte, moves []game.MoveRecord, createdAt int64) error {
-	prev := createdAt
-	for i := range moves {
-		d, rest, ok := parseDecimal(b)
-		last := i == len(moves)-1
-		if !ok || (last && len(rest) != 0) || (!last && (len(rest) == 0 || rest[0] != ' ')) {
-			return &DecodeError{Reason: "move times"}
-		}
-		prev += d
-		moves[i].At = prev
-		b = rest
-		if !last {
-			b = rest[1:]
-		}
-	}
-	return nil
+	return s, ""
 }
 
 // parseDecimal reads an optionally negative decimal int64 from the front of
