@@ -36,7 +36,8 @@
 // byte) and is tested against every writer's output.
 //
 // Decode takes its input over: the events of the returned state's logs
-// are slices of it, so the caller must not modify it afterwards. Every
-// string of the state is its own (one allocation per record for all of
-// them), so nothing here needs package unsafe.
+// are slices of it, so the caller must not modify it afterwards. Nothing
+// else of the state shares memory with the input: its strings are copies,
+// all of a record's in one arena (and the FENs game.Restore derives in
+// another), so nothing here needs package unsafe.
 package storedgame

@@ -85,7 +85,7 @@ func decodeText(data []byte) (*game.State, error) {
 	// comes from one arena, sized for them.
 	headerEnd := headerLength(data)
 	rest := data[headerEnd:]
-	strs := newStrs(headerEnd + movesTextLength(rest) + requestTextLength)
+	strs := newStrs(headerEnd + movesTextLength(rest) + min(len(rest), requestTextLength))
 	if _, err := header.parseHeader(strs.of(data[:headerEnd]), s); err != nil {
 		return nil, err
 	}
