@@ -28,6 +28,7 @@ import (
 	"chessapi/infra/rie/rietest"
 	"chessapi/internal/apispec"
 	"chessapi/shared/game"
+	"chessapi/shared/game/storedgame"
 	"chessapi/shared/service"
 	"chessapi/shared/store/dynamostore"
 )
@@ -444,10 +445,7 @@ func (s *stack) put(t testing.TB, st *game.State) {
 	}); err != nil {
 		t.Fatalf("DeleteItem(%s): %v", st.GameID, err)
 	}
-	data, err := game.Encode(st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := storedgame.Encode(st)
 	rec := service.GameRecord{GameID: st.GameID, Version: st.Version, StateVersion: st.StateVersion, State: data}
 	if d, ok := game.Deadline(st); ok {
 		rec.Deadline = d
@@ -464,9 +462,9 @@ func (s *stack) game(t testing.TB, gameID string) (service.GameRecord, *game.Sta
 	if err != nil {
 		t.Fatalf("store.Get(%s): %v", gameID, err)
 	}
-	st, err := game.Decode(rec.State)
+	st, err := storedgame.Decode(rec.State)
 	if err != nil {
-		t.Fatalf("game.Decode(%s): %v", gameID, err)
+		t.Fatalf("storedgame.Decode(%s): %v", gameID, err)
 	}
 	return rec, st
 }

@@ -17,6 +17,7 @@ import (
 	"chessapi/infra/rie"
 	"chessapi/shared/chess"
 	"chessapi/shared/game"
+	"chessapi/shared/game/storedgame"
 	"chessapi/shared/store/dynamostore"
 )
 
@@ -120,10 +121,7 @@ func TestAsDeployedStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := game.Encode(next)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := storedgame.Encode(next)
 	nextRec := rec
 	nextRec.Version, nextRec.State = next.Version, data
 	if d, ok := game.Deadline(next); ok {

@@ -139,8 +139,8 @@ func TestApplyIsPure(t *testing.T) {
 	ApplyTimeout(s, at(1e9))
 	SetPresence(s, black, false, at(5000))
 	ViewOf(s, ptr(white), at(5000))
-	Encode(s)
-	assertSameState(t, s, timed, "state after ApplyTimeout, SetPresence, ViewOf, Encode")
+	PGN(s)
+	assertSameState(t, s, timed, "state after ApplyTimeout, SetPresence, ViewOf, PGN")
 }
 
 func TestDrawOffers(t *testing.T) {

@@ -23,7 +23,7 @@ import (
 // disconnected during the opponent's turn.
 //
 // An AI seat never loses on time: its turn has a deadline (when the service
-// should re-trigger the AI) but ApplyTimeout never flags it, and its clock is
+// should re-trigger the AI) but a timeout never flags it, and its clock is
 // clamped at zero when its move comes late.
 
 // Timeout causes, as written in the timeout event's Reason.
@@ -74,7 +74,7 @@ func (s *State) turnDeadline() (at int64, cause string, ok bool) {
 // Deadline returns when the game times out if nobody acts: the side to
 // move's first-move limit, clock, idle limit or disconnect grace. A finished
 // or waiting game has none. On an AI seat's turn it is the time the service
-// should re-trigger the AI (ApplyTimeout never flags an AI).
+// should re-trigger the AI (a timeout never flags an AI).
 func Deadline(s *State) (time.Time, bool) {
 	if at, ok := s.waitingExpiry(); ok {
 		return time.UnixMilli(at), true
@@ -94,7 +94,7 @@ func (s *State) waitingExpiry() (int64, bool) {
 	return s.CreatedAt + s.Options.waitingMs(), true
 }
 
-// timeoutDue reports whether ApplyTimeout would change the game at t.
+// timeoutDue reports whether a Timeout step would change the game at t.
 func (s *State) timeoutDue(t int64) bool {
 	if at, ok := s.waitingExpiry(); ok {
 		return t >= at

@@ -232,18 +232,20 @@ func MoveRefusal(err error, field string) error {
 	return &RuleError{Code: code, Err: err}
 }
 
-// DecodeError reports stored bytes that are not a valid game state.
-type DecodeError struct {
+// RestoreError reports a state read back from storage that is not a
+// consistent game (Restore): an illegal move, an unknown phase, a result
+// outside the finished phase. The stored form's decoder wraps it.
+type RestoreError struct {
 	Reason string
 	Err    error
 }
 
-func (e *DecodeError) Error() string {
-	msg := "game: decode state: " + e.Reason
+func (e *RestoreError) Error() string {
+	msg := "game: restore: " + e.Reason
 	if e.Err != nil {
 		msg += ": " + e.Err.Error()
 	}
 	return msg
 }
 
-func (e *DecodeError) Unwrap() error { return e.Err }
+func (e *RestoreError) Unwrap() error { return e.Err }

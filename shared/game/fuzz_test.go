@@ -11,7 +11,9 @@ import (
 // FuzzApply drives a game with random actions from random seats at random
 // times (moves, bad moves, requests, answers, resignations, timeouts,
 // presence changes) and checks after every step that nothing panics and the
-// invariants hold.
+// invariants hold, among them that the state restores from what a stored
+// form keeps of it (storedParts; the stored form itself is fuzzed in
+// shared/game/storedgame).
 func FuzzApply(f *testing.F) {
 	f.Add([]byte{0, 0, 1, 5, 0, 2, 7, 0, 3, 1, 0, 9, 200, 4, 0, 1})
 	f.Add([]byte{0x5a, 3, 1, 0, 3, 0, 0, 4, 1, 0, 5, 0, 0, 6, 1, 0, 10, 0, 0, 11, 0, 0})
@@ -181,15 +183,7 @@ func checkInvariants(t *testing.T, prev, s *State) {
 	if s.Phase == PhasePlaying && pos.Status() != chess.StatusPlaying {
 		t.Fatalf("still playing in a %s position", pos.Status())
 	}
-	b, err := Encode(s)
-	if err != nil {
-		t.Fatalf("Encode = %v", err)
-	}
-	back, err := Decode(b)
-	if err != nil {
-		t.Fatalf("Decode = %v", err)
-	}
-	assertSameState(t, back, s, "stored form")
+	roundTrip(t, s) // what a stored form keeps restores to s
 	for _, you := range []*chess.Color{nil, ptr(chess.White), ptr(chess.Black)} {
 		v, err := ViewOf(s, you, time.UnixMilli(s.Clock.TurnStartedAt))
 		if err != nil {

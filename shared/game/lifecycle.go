@@ -1,6 +1,7 @@
 package game
 
 import (
+	"bytes"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -37,7 +38,7 @@ func (p Player) seat() Seat {
 // NewGame describes a game to create.
 type NewGame struct {
 	GameID  string
-	Options Options // from ParseOptions (or DefaultOptions)
+	Options Options // from BuildOptions (or DefaultOptions)
 	Host    Player
 	// AI, when not empty, is the level of an AI opponent (one of AILevels):
 	// the game starts at once. Empty: a human opponent joins later.
@@ -287,4 +288,16 @@ func roomNames() []string {
 func (o Options) MarshalJSON() ([]byte, error) {
 	type plain Options // without methods, so no recursion
 	return jsonMarshal(plain(o))
+}
+
+// jsonMarshal is json.Marshal without HTML escaping (FENs and SAN stay
+// readable).
+func jsonMarshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }

@@ -11,7 +11,7 @@ import (
 
 // Options are the room options of seeds/000 §2, plus the per-move timer of
 // seeds/003 (SPEC §4). The zero value is not valid; start from
-// DefaultOptions or ParseOptions.
+// DefaultOptions or BuildOptions.
 type Options struct {
 	Variant            Variant         `json:"variant"`
 	TimeControl        TimeControl     `json:"timeControl"`

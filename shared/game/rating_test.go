@@ -137,19 +137,6 @@ func TestInvites(t *testing.T) {
 	}
 }
 
-func roundTrip(t *testing.T, s *State) *State {
-	t.Helper()
-	data, err := Encode(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := Decode(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return back
-}
-
 func TestWaitingGameExpires(t *testing.T) {
 	o := opts(t, `{"colorAssignment":"hostWhite"}`)
 	o.WaitingExpirySec = 60
@@ -177,7 +164,7 @@ func TestWaitingGameExpires(t *testing.T) {
 }
 
 // TestRatedStep: a rated game's end carries its rating change in the
-// result and the gameEnded event, through the stored form; a plain Reduce
+// result and the gameEnded event, through a restore; a plain Reduce
 // of the same step tells the caller to read the ratings (EndsRatedGame).
 func TestRatedStep(t *testing.T) {
 	o := opts(t, `{"colorAssignment":"hostWhite","timeControl":"1+0"}`)

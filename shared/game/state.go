@@ -8,7 +8,8 @@ import (
 )
 
 // StateVersion is the schema version of State (seeds/000 §5.4). Version 1
-// states (no variant option, no chess960Index) are migrated by Decode.
+// states (no variant option, no chess960Index) are migrated by the stored
+// form's reader (shared/game/storedgame).
 const StateVersion = 2
 
 // RequestLogSize is how many applied request ids each seat remembers for
@@ -54,12 +55,14 @@ const (
 
 // State is one game: the ChessState of seeds/000 §8.1 plus what the service
 // needs (identity, version, seats, presence, the request-id log, rematch
-// links). All times are Unix milliseconds. A State is a plain value: Apply
+// links). All times are Unix milliseconds. A State is a plain value: Reduce
 // and the other transitions return a new State and never modify their input.
 //
-// FEN, Repetition, Claimable and each move's SAN, FENAfter and Captured are
-// derived from StartFEN and the moves' UCI; Encode leaves them out and
-// Decode rebuilds them by replaying the game.
+// FEN, Claimable, the Result's Ranking and MoveCount, and each move's
+// colour, SAN, FENAfter and Captured are derived from StartFEN and the
+// moves' UCI; the stored form leaves them out (all but the SAN, which it
+// keeps so that a read does not compute it again) and Restore rebuilds them
+// by replaying the game.
 type State struct {
 	StateVersion  int            `json:"stateVersion"`
 	GameID        string         `json:"gameId"`
@@ -92,7 +95,7 @@ type State struct {
 
 	// pos is the live current position and hashes the Zobrist hash of
 	// every position of the game, the start first (len(Moves)+1 entries).
-	// Both are rebuilt by Decode and New and carried forward by every
+	// Both are rebuilt by Restore and New and carried forward by every
 	// transition, so a request replays the game once, not once per use.
 	// They are not stored.
 	pos    chess.Position

@@ -7,6 +7,7 @@ import (
 
 	"chessapi/shared/chess"
 	"chessapi/shared/game"
+	"chessapi/shared/game/storedgame"
 	"chessapi/shared/obs"
 	"chessapi/shared/retry"
 )
@@ -242,7 +243,7 @@ func (s *Service) load(ctx context.Context, gameID string) (loaded, error) {
 
 // decode reads a stored record.
 func (s *Service) decode(rec GameRecord) (*game.State, error) {
-	st, err := game.Decode(rec.State)
+	st, err := storedgame.Decode(rec.State)
 	if err != nil {
 		return nil, fmt.Errorf("decode game %s v%d: %w", rec.GameID, rec.Version, err)
 	}
@@ -259,11 +260,7 @@ func (s *Service) decode(rec GameRecord) (*game.State, error) {
 
 // record builds the stored record of a state.
 func (s *Service) record(st *game.State) (GameRecord, error) {
-	data, err := game.Encode(st)
-	if err != nil {
-		return GameRecord{}, fmt.Errorf("encode game %s: %w", st.GameID, err)
-	}
-	rec := GameRecord{GameID: st.GameID, Version: st.Version, StateVersion: st.StateVersion, State: data}
+	rec := GameRecord{GameID: st.GameID, Version: st.Version, StateVersion: st.StateVersion, State: storedgame.Encode(st)}
 	// The stored deadline is the game's timer (on an AI's turn, its
 	// watchdog), so timers re-armed from the store after a restart are the
 	// ones the game had.
@@ -273,9 +270,11 @@ func (s *Service) record(st *game.State) (GameRecord, error) {
 	if st.Phase == game.PhaseFinished {
 		rec.ExpiresAt = s.now().Add(s.cfg.FinishedTTL)
 	}
-	if rec.Index, err = s.indexOf(st); err != nil {
+	index, err := s.indexOf(st)
+	if err != nil {
 		return GameRecord{}, err
 	}
+	rec.Index = index
 	return rec, nil
 }
 
