@@ -227,5 +227,5 @@ func (h *handler) handleHealth(w http.ResponseWriter, r *request) error {
 }
 
 // checkAPIKey enforces the AI endpoint's keys when a checker is
-// configured (apikeys.go).
-func (h *handler) checkAPIKey(r *request) error { return h.checkAIKey(r) }
+// configured (apikeys.go); release ends the request's hold on its key.
+func (h *handler) checkAPIKey(r *request) (release func(), err error) { return h.checkAIKey(r) }

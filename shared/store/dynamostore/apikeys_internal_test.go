@@ -1,10 +1,17 @@
 package dynamostore
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 
 	"chessapi/deploy"
 	"chessapi/shared/apikey"
@@ -49,6 +56,36 @@ func TestTemplateGrantsTheKeyItems(t *testing.T) {
 	for action, prefixes := range want {
 		if !slices.Equal(got[action], prefixes) {
 			t.Errorf("AiFunction %s on %v; want %v", action, got[action], prefixes)
+		}
+	}
+}
+
+// TestThrottledClassifies: DynamoDB's throughput errors (and the SDK's
+// retry quota running out on them) become a ThrottledError that says
+// when to retry; anything else stays as it was.
+func TestThrottledClassifies(t *testing.T) {
+	for _, err := range []error{
+		&types.ProvisionedThroughputExceededException{Message: aws.String("exceeded")},
+		&types.RequestLimitExceeded{Message: aws.String("account limit")},
+		&smithy.GenericAPIError{Code: "ThrottlingException", Message: "rate exceeded"},
+		fmt.Errorf("operation error DynamoDB: UpdateItem: %w", &types.ProvisionedThroughputExceededException{}),
+		&ratelimit.QuotaExceededError{},
+	} {
+		got := throttled(err)
+		var th *ThrottledError
+		if !errors.As(got, &th) || th.RetryAfter() != time.Second || !errors.Is(got, err) {
+			t.Errorf("throttled(%v) = %v; want a ThrottledError wrapping it", err, got)
+		}
+	}
+	for _, err := range []error{
+		nil,
+		errors.New("connection refused"),
+		&types.ConditionalCheckFailedException{},
+		&smithy.GenericAPIError{Code: "ValidationException"},
+	} {
+		var th *ThrottledError
+		if got := throttled(err); errors.As(got, &th) || got != err {
+			t.Errorf("throttled(%v) = %v; want it unchanged", err, got)
 		}
 	}
 }
