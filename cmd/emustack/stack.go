@@ -60,6 +60,7 @@ type config struct {
 // cap costs nothing until a run needs it.
 var defaultInstances = map[string]int{
 	"MoveFunction":    4,
+	"ViewFunction":    4,
 	"PollFunction":    16, // each long poll holds one for up to 20 s
 	"TimeoutFunction": 2,
 	"AiFunction":      2,
