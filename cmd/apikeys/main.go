@@ -68,7 +68,8 @@ func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(f
 const usage = `usage: apikeys [-table NAME] [-endpoint URL] | [-data FILE]  <command>
 
 commands:
-  create -name NAME [-rate N] [-daily N]   make a key; its text is printed once, on stdout
+  create -name NAME [-rate N] [-daily N] [-inflight N]
+                                           make a key; its text is printed once, on stdout
   list [-json]                             every key: id, name, limits, created, revoked
   revoke ID                                revoke a key; its next request is refused
 
