@@ -66,6 +66,9 @@ func TestEmustackRegisteredGameIndexWrites(t *testing.T) {
 		ix, item := m.c.Platform["dynamodb:GamesIndexWriteUnits"], m.c.Platform["dynamodb:GamesPutWriteUnits"]
 		t.Logf("%s: %d moves: game item %d write units (%.2f a move), indexes %d (%.2f a move), records %d",
 			m.name, n, item, float64(item)/float64(n), ix, float64(ix)/float64(n), m.c.Platform["dynamodb-streams:Records"])
+		if d := m.c.Platform["iam:DataTableDenied"]; d != 0 {
+			t.Errorf("%s: %d data table requests the template's grants refuse", m.name, d)
+		}
 		if m.c.Platform["dynamodb-streams:Records"] != n {
 			t.Errorf("%s: %d stream records for %d moves", m.name, m.c.Platform["dynamodb-streams:Records"], n)
 		}

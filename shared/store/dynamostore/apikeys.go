@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"time"
 
@@ -303,8 +304,11 @@ const (
 	leaseAttrLeases = "leases"
 	leaseAttrVer    = "v"
 	// maxLeaseAttempts bounds AcquireLease's rounds when other instances
-	// change the item between its read and its write.
-	maxLeaseAttempts = 4
+	// change the item between its read and its write; between rounds it
+	// waits a random pause of up to leaseBackoff, doubling, so that
+	// racers spread out (each round has one winner).
+	maxLeaseAttempts = 8
+	leaseBackoff     = 10 * time.Millisecond
 )
 
 // errLeaseContended is a lease item that kept changing under
@@ -320,7 +324,14 @@ func (d *Data) AcquireLease(ctx context.Context, k, holder string, max int64, un
 	if holder == "" || max < 1 || !until.After(now) {
 		return fmt.Errorf("dynamostore: lease %q: holder %q, max %d, until %s after %s: want a holder, max ≥ 1, until after now", k, holder, max, until, now)
 	}
-	for range maxLeaseAttempts {
+	pause := leaseBackoff
+	for attempt := range maxLeaseAttempts {
+		if attempt > 0 {
+			if err := sleepCtx(ctx, rand.N(pause)+time.Millisecond); err != nil {
+				return fmt.Errorf("dynamostore: lease %q: %w", k, err)
+			}
+			pause *= 2
+		}
 		out, err := d.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(d.table), Key: key(leasePrefix+k, leaseSK), ConsistentRead: aws.Bool(true)})
 		if err != nil {
 			return fmt.Errorf("dynamostore: lease %q: %w", k, throttled(err))
@@ -439,6 +450,18 @@ func decodeLeases(item map[string]types.AttributeValue) (map[string]time.Time, i
 		out[h] = time.UnixMilli(i)
 	}
 	return out, version, nil
+}
+
+// sleepCtx waits d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func maxTime(a, b time.Time) time.Time {
