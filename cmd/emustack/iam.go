@@ -49,10 +49,7 @@ func dataTableGrants(tmpl *deploy.Template) map[string][]dataGrant {
 				if m["Effect"] != "Allow" || !strings.Contains(fmt.Sprint(m["Resource"]), "DataTable") {
 					continue
 				}
-				var g dataGrant
-				for _, a := range asStrings(m["Action"]) {
-					g.actions = append(g.actions, a)
-				}
+				g := dataGrant{actions: asStrings(m["Action"])}
 				cond, _ := m["Condition"].(map[string]any)
 				like, _ := cond["ForAllValues:StringLike"].(map[string]any)
 				for _, p := range asStrings(like["dynamodb:LeadingKeys"]) {
