@@ -29,7 +29,7 @@ NPM_STAMP := $(if $(wildcard infra/package.json),infra/node_modules/.package-loc
 ARM64_BOOTSTRAPS := $(FUNCTIONS:%=bin/%/bootstrap)
 NATIVE_BOOTSTRAPS := $(FUNCTIONS:%=bin/native/%/bootstrap)
 
-.PHONY: build build-native build-MoveFunction build-PollFunction build-TimeoutFunction build-AiFunction \
+.PHONY: build build-native build-MoveFunction build-ViewFunction build-PollFunction build-TimeoutFunction build-AiFunction \
 	build-AiSeatFunction build-StreamFunction build-FanoutFunction \
 	lint run test test-deps check-tools strace chromium rie clean FORCE
 
@@ -53,8 +53,11 @@ $(NATIVE_BOOTSTRAPS): bin/native/%/bootstrap: FORCE
 build-MoveFunction:
 	$(call go-lambda,arm64,./functions/move,$(artifacts-dir)/bootstrap)
 
-# The long poll's function runs the move binary, under its own concurrency
-# limit.
+# The views' and the long poll's functions run the move binary, each under
+# its own concurrency limit.
+build-ViewFunction:
+	$(call go-lambda,arm64,./functions/move,$(artifacts-dir)/bootstrap)
+
 build-PollFunction:
 	$(call go-lambda,arm64,./functions/move,$(artifacts-dir)/bootstrap)
 

@@ -104,7 +104,7 @@ func TestTemplateChangeStreamFeedsFanout(t *testing.T) {
 	if spec["StreamViewType"] != "NEW_AND_OLD_IMAGES" {
 		t.Errorf("GamesTable stream = %v; want NEW_AND_OLD_IMAGES (the fan-out compares the version with the one it replaced)", spec)
 	}
-	evs, _ := mapAt(tmpl.Properties("FanoutFunction"), "Events")
+	evs, _ := mapAt(deployedWith(t, tmpl, nil).props("FanoutFunction"), "Events")
 	var found bool
 	for name, e := range evs {
 		ev, _ := e.(map[string]any)

@@ -22,8 +22,9 @@ const repoRoot = ".."
 var specRoutes = map[string]string{
 	"POST /v1/games":               "MoveFunction",
 	"POST /v1/games/{id}/join":     "MoveFunction",
-	"GET /v1/games/{id}":           "PollFunction", // the long poll: its own concurrency (SPEC §11)
-	"GET /v1/games/{id}/events":    "PollFunction",
+	"GET /v1/games/{id}":           "ViewFunction", // views: their own concurrency, apart from the long poll's
+	"GET /v1/games/{id}/events":    "ViewFunction",
+	"GET /v1/games/{id}/poll":      "PollFunction", // the long poll: its own concurrency (SPEC §11)
 	"POST /v1/games/{id}/actions":  "MoveFunction",
 	"GET /v1/games/{id}/pgn":       "MoveFunction",
 	"POST /v1/games/{id}/presence": "MoveFunction",
@@ -82,6 +83,8 @@ var specFunctions = []struct {
 	{"MoveFunction", "./functions/move",
 		[]string{"DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL"}},
 	{"PollFunction", "./functions/move",
+		[]string{"DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL"}},
+	{"ViewFunction", "./functions/move",
 		[]string{"DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL"}},
 	{"StreamFunction", "./functions/stream",
 		[]string{"DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "STREAM_ENDPOINT"}},

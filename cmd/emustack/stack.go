@@ -9,6 +9,8 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os/exec"
 	"slices"
 	"strings"
@@ -17,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
 
+	"chessapi/deploy"
 	"chessapi/infra/emulator"
 	"chessapi/infra/rie"
 )
@@ -60,6 +63,7 @@ type config struct {
 // cap costs nothing until a run needs it.
 var defaultInstances = map[string]int{
 	"MoveFunction":    4,
+	"ViewFunction":    4,
 	"PollFunction":    16, // each long poll holds one for up to 20 s
 	"TimeoutFunction": 2,
 	"AiFunction":      2,
@@ -86,6 +90,7 @@ type stack struct {
 	ws        *wsAPI
 	front     *http.Server
 	awsServer *http.Server
+	guard     *http.Server // the data table's IAM guard (iam.go)
 	cancel    context.CancelFunc
 	done      chan struct{} // the background loops have stopped
 
@@ -159,6 +164,30 @@ func startStack(ctx context.Context, cfg config) (st *stack, err error) {
 		return st, fmt.Errorf("CreateScheduleGroup %s: %w", st.group, err)
 	}
 	st.counts = newCounters(calls.Take)
+	// The functions reach moto through the data table's IAM guard, then
+	// the counting proxy.
+	tmpl, err := deploy.LoadTemplate(cfg.Template)
+	if err != nil {
+		return st, err
+	}
+	counted, err := url.Parse(calls.URL)
+	if err != nil {
+		return st, err
+	}
+	guardLog := cfg.Log
+	if guardLog == nil {
+		guardLog = io.Discard
+	}
+	guardLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return st, err
+	}
+	st.guard = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: &dataTableGuard{
+		next: httputil.NewSingleHostReverseProxy(counted), table: st.dataTable,
+		grants: dataTableGrants(tmpl), counts: st.counts, log: guardLog,
+	}}
+	go st.guard.Serve(guardLn)
+	guardURL := "http://" + guardLn.Addr().String()
 
 	// The listeners first: the functions' environment names them.
 	frontLn, err := net.Listen("tcp", cfg.Addr)
@@ -175,7 +204,7 @@ func startStack(ctx context.Context, cfg config) (st *stack, err error) {
 
 	for _, id := range slices.Sorted(maps.Keys(spec.Functions)) {
 		fn := spec.Functions[id]
-		env, err := st.environment(fn, calls.URL, awsURL)
+		env, err := st.environment(fn, guardURL, awsURL)
 		if err != nil {
 			frontLn.Close()
 			awsLn.Close()
@@ -307,7 +336,7 @@ func (st *stack) environment(fn fnSpec, dataEndpoint, awsURL string) (map[string
 	}
 	maps.Copy(env, map[string]string{
 		"AWS_REGION":                 region,
-		"AWS_ACCESS_KEY_ID":          "emulator",
+		"AWS_ACCESS_KEY_ID":          fn.LogicalID, // who the IAM guard holds to the function's grants
 		"AWS_SECRET_ACCESS_KEY":      "emulator",
 		"AWS_ENDPOINT_URL_DYNAMODB":  dataEndpoint,
 		"AWS_ENDPOINT_URL_SCHEDULER": dataEndpoint,
@@ -405,6 +434,9 @@ func (st *stack) Close() {
 	}
 	for _, p := range st.pools {
 		p.close()
+	}
+	if st.guard != nil {
+		st.guard.Close()
 	}
 	if st.awsServer != nil {
 		st.awsServer.Close()

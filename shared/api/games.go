@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"chessapi/shared/game"
@@ -99,6 +100,15 @@ func afterVersionParam(r *request) (*int64, error) {
 	return &n, nil
 }
 
+// handleView answers GET /v1/games/{id}: the game as the caller sees it.
+// With ?afterVersion=N it is the long poll's old address: a game already
+// newer than N is answered at once (as the long poll would), and a poll
+// that would have to wait is sent to GET /v1/games/{id}/poll with a 307,
+// which keeps the method, the query and the headers (HTTP clients follow
+// it by themselves). Views and long polls thus have routes of their own,
+// and on AWS functions of their own (template.yaml: a flood of 20 s
+// polls cannot take the views' instances); HTTP API routes cannot tell a
+// query string apart, so the split needs two paths.
 func (h *handler) handleView(w http.ResponseWriter, r *request) error {
 	caller, err := callerOf(r.Header.Get("Authorization"))
 	if err != nil {
@@ -107,6 +117,46 @@ func (h *handler) handleView(w http.ResponseWriter, r *request) error {
 	after, err := afterVersionParam(r)
 	if err != nil {
 		return err
+	}
+	id := r.PathValue("id")
+	view, err := h.deps.Games.Get(r.Context(), id, caller, nil, 0)
+	if err != nil {
+		return err
+	}
+	if after != nil && view.Version <= *after {
+		// Relative to /v1/games/{id}, so it holds under any base path (a
+		// custom domain's mapping); "./" keeps an id with a colon from
+		// reading as a scheme.
+		poll := "./" + url.PathEscape(id) + "/poll?afterVersion=" + strconv.FormatInt(*after, 10)
+		w.Header().Set("Location", poll)
+		writeJSON(w, http.StatusTemporaryRedirect, pollRedirect{Location: poll})
+		return nil
+	}
+	writeJSON(w, http.StatusOK, gameResponse{Game: localize(view, r.lang)})
+	return nil
+}
+
+// pollRedirect is the body of the 307 to the long poll (openapi.yaml
+// PollRedirect): the Location header again, for clients that read bodies.
+type pollRedirect struct {
+	Location string `json:"location"`
+}
+
+// handlePoll answers GET /v1/games/{id}/poll?afterVersion=N, the long
+// poll: it waits up to LongPollMax (20 s) until the game's version is
+// greater than N, then answers with the game as it is (also when nothing
+// changed).
+func (h *handler) handlePoll(w http.ResponseWriter, r *request) error {
+	caller, err := callerOf(r.Header.Get("Authorization"))
+	if err != nil {
+		return err
+	}
+	after, err := afterVersionParam(r)
+	if err != nil {
+		return err
+	}
+	if after == nil {
+		return game.FieldRequired("afterVersion")
 	}
 	view, err := h.deps.Games.Get(r.Context(), r.PathValue("id"), caller, after, h.deps.LongPollMax)
 	if err != nil {

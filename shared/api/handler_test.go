@@ -1,7 +1,10 @@
 package api
 
 import (
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -372,7 +375,7 @@ func TestLongPoll(t *testing.T) {
 	// Waits for the move.
 	done := make(chan response)
 	go func() {
-		done <- a.do("GET", "/v1/games/"+white.gameID+"?afterVersion="+itoa(version), "", nil)
+		done <- a.do("GET", "/v1/games/"+white.gameID+"/poll?afterVersion="+itoa(version), "", nil)
 	}()
 	time.Sleep(50 * time.Millisecond)
 	select {
@@ -388,6 +391,66 @@ func TestLongPoll(t *testing.T) {
 		}
 	case <-time.After(2 * time.Second):
 		t.Fatal("long poll did not wake on the move")
+	}
+}
+
+// TestLongPollOldAddress: GET /v1/games/{id}?afterVersion=N, the long
+// poll's first address, answers a game that is newer at once and sends a
+// poll that has to wait to .../poll with a 307 that HTTP clients follow:
+// a client of the old address sees the long poll's answer.
+func TestLongPollOldAddress(t *testing.T) {
+	a := newTestAPI(t)
+	white, _ := a.createHumanGame(nil)
+	version := int64(a.do("GET", "/v1/games/"+white.gameID, "", nil).game()["version"].(float64))
+
+	r := a.do("GET", "/v1/games/"+white.gameID+"?afterVersion="+itoa(version), white.token, nil).expect(t, http.StatusTemporaryRedirect)
+	base, _ := url.Parse("https://api.example/v1/games/" + white.gameID + "?afterVersion=" + itoa(version))
+	loc, err := url.Parse(r.header.Get("Location"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := base.ResolveReference(loc).String(); got != "https://api.example/v1/games/"+white.gameID+"/poll?afterVersion="+itoa(version) ||
+		r.json["location"] != r.header.Get("Location") {
+		t.Errorf("Location %q (body %s) resolves to %s; want the game's /poll with the same afterVersion", loc, r.body, got)
+	}
+	a.do("GET", "/v1/games/"+white.gameID+"/poll", "", nil).expect(t, http.StatusBadRequest)
+	a.do("GET", "/v1/games/nosuchgame?afterVersion=0", "", nil).expect(t, http.StatusNotFound)
+
+	// Through a real client, which follows the redirect and sends the
+	// token again (same origin): the poll waits for the move.
+	srv := httptest.NewServer(a.handler)
+	defer srv.Close()
+	done := make(chan *http.Response, 1)
+	go func() {
+		req, _ := http.NewRequest("GET", srv.URL+"/v1/games/"+white.gameID+"?afterVersion="+itoa(version), nil)
+		req.Header.Set("Authorization", "Bearer "+white.token)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Error(err)
+			resp = nil
+		}
+		done <- resp
+	}()
+	time.Sleep(50 * time.Millisecond)
+	a.move(white, "e2e4").expect(t, 200)
+	select {
+	case resp := <-done:
+		if resp == nil {
+			return
+		}
+		defer resp.Body.Close()
+		var got struct {
+			Game struct {
+				Version int64  `json:"version"`
+				You     string `json:"you"`
+			} `json:"game"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != 200 || got.Game.Version <= version ||
+			got.Game.You != "white" || resp.Request.URL.Path != "/v1/games/"+white.gameID+"/poll" {
+			t.Errorf("followed long poll: %d at %s, %+v, %v; want 200 from /poll with the move, as white", resp.StatusCode, resp.Request.URL, got, err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the followed long poll did not answer")
 	}
 }
 

@@ -20,7 +20,7 @@ import (
 // Function names one of the Lambda functions.
 type Function string
 
-// The functions of template.yaml (poll runs move's code, ai-seat ai's).
+// The functions of template.yaml (view and poll run move's code, ai-seat ai's).
 const (
 	Move    Function = "move"    // the game HTTP API
 	Timeout Function = "timeout" // target of the deadline schedules

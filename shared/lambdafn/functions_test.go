@@ -19,12 +19,13 @@ import (
 )
 
 // templateFunctions is which entry of the wiring table each function of
-// template.yaml runs (the poll function runs move's code, the AI seats'
+// template.yaml runs (the view and poll functions run move's code, the AI seats'
 // function ai's; deploy's tests hold the template's build targets to the
 // packages under functions/).
 var templateFunctions = map[string]Function{
 	"MoveFunction":    Move,
 	"PollFunction":    Move,
+	"ViewFunction":    Move,
 	"TimeoutFunction": Timeout,
 	"AiFunction":      AI,
 	"AiSeatFunction":  AI,

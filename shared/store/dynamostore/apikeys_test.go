@@ -93,7 +93,7 @@ func TestAPIKeysAgainstEmulators(t *testing.T) {
 					checkers = append(checkers, c)
 				}
 				const quota = 7
-				k, rec, _ := apikey.NewRecord(rand.Reader, "partner", apikey.Limits{PerSecond: 100, PerDay: quota}, now)
+				k, rec, _ := apikey.NewRecord(rand.Reader, "partner", apikey.Limits{PerSecond: 100, PerDay: quota, InFlight: 4}, now)
 				if err := first.PutAPIKey(t.Context(), rec); err != nil {
 					t.Fatal(err)
 				}
@@ -102,7 +102,10 @@ func TestAPIKeysAgainstEmulators(t *testing.T) {
 				for i := range 4 {
 					wg.Go(func() {
 						for range 5 {
-							_, err := checkers[i%2].Check(context.Background(), k.String())
+							a, err := checkers[i%2].Admit(context.Background(), k.String())
+							if err == nil {
+								err = a.Release(context.Background())
+							}
 							var le *apikey.LimitError
 							switch {
 							case err == nil:
@@ -110,7 +113,7 @@ func TestAPIKeysAgainstEmulators(t *testing.T) {
 							case errors.As(err, &le) && le.Limit == "perDay" && le.Wait == time.Hour:
 								limited.Add(1)
 							default:
-								t.Errorf("Check: %v", err)
+								t.Errorf("Admit: %v", err)
 							}
 						}
 					})

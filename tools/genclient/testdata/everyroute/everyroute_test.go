@@ -244,6 +244,13 @@ func TestEveryRoute(t *testing.T) {
 		t.Errorf("getGame: %d moves, %s to move; want 3, black", len(view.Moves), view.Turn)
 	}
 
+	// The long poll, after a version the game is past: at once.
+	call(client.PollGameOperation)
+	polled := must[*client.GameAnswerHeaders](t, "pollGame")(c.PollGame(white, client.PollGameParams{ID: id, AfterVersion: view.Version - 1})).Response.Game
+	if polled.Version != view.Version {
+		t.Errorf("pollGame after version %d: version %d; want %d at once", view.Version-1, polled.Version, view.Version)
+	}
+
 	call(client.GetGameEventsOperation)
 	log := must[*client.ChangeLogHeaders](t, "getGameEvents")(c.GetGameEvents(white, client.GetGameEventsParams{ID: id, AfterVersion: 1}))
 	if log.Response.Type != client.ChangeLog0ChangeLog || len(log.Response.ChangeLog0.Changes) == 0 {
