@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"chessapi/shared/engine"
 	"chessapi/shared/game"
 	"chessapi/shared/obs"
 )
@@ -16,17 +15,18 @@ import (
 //
 //   - announce it to this process's watchers (long polls, the local stream
 //     hub) — always, in the committing process;
-//   - keep the game's one timer on its next deadline: armed when the
-//     deadline changes, removed when the game has none any more;
-//   - start the AI when its turn begins.
+//   - back the game's timer: when the record claims an armed time its
+//     predecessor did not, the scheduler gets that timer (timers.go);
+//   - start the AI when its turn begins;
+//   - apply a rated result.
 //
 // They run on a context detached from the request (a client that hangs up
 // after its move must not cancel its game's timer), each retried with
 // backoff (retry.Effect); one that still fails is queued and retried in the
 // background (retry.EffectBacklog) until it succeeds or a newer commit of
-// the game supersedes it, and the
-// failure is logged as an error. With EffectsByStream the timer and the AI
-// are left to the stream consumer (Service.Committed).
+// the game supersedes it, and the failure is logged as an error. With
+// EffectsByStream all but the announcement are left to the table's change
+// stream, whose consumer calls ArmTimer and Committed for each record.
 
 // effectTimeout bounds one attempt of the effects of a commit.
 const effectTimeout = 10 * time.Second
@@ -42,11 +42,18 @@ type effects struct {
 	done    chan struct{}
 }
 
+// commit is one stored version as its effects see it: the states before
+// and after (prev nil for a new game) and the records' armed times.
+type commit struct {
+	prev, next           *game.State
+	prevArmed, nextArmed time.Time
+}
+
 // pendingEffect is a commit whose effects failed.
 type pendingEffect struct {
-	prev, next *game.State
-	attempts   int
-	due        time.Time
+	c        commit
+	attempts int
+	due      time.Time
 }
 
 func newEffects(s *Service) *effects {
@@ -56,30 +63,42 @@ func newEffects(s *Service) *effects {
 	return e
 }
 
-// committed runs the effects of next, the version after prev (nil for a
-// new game).
-func (e *effects) committed(ctx context.Context, prev, next *game.State, events []game.Event) {
-	e.s.feed.publish(Change{State: next, Events: events})
+// committed runs the effects of a new version c.next (after c.prev, nil
+// for a new game).
+func (e *effects) committed(ctx context.Context, c commit, events []game.Event) {
+	e.s.feed.publish(Change{State: c.next, Events: events})
+	e.apply(ctx, c)
+}
+
+// armed runs the effects of a write that changed only the armed time of
+// st's timer (timers.go): nothing is announced, no new version exists.
+func (e *effects) armed(ctx context.Context, st *game.State, prevArmed, nextArmed time.Time) {
+	e.apply(ctx, commit{prev: st, next: st, prevArmed: prevArmed, nextArmed: nextArmed})
+}
+
+func (e *effects) apply(ctx context.Context, c commit) {
 	if e.s.cfg.Effects == EffectsByStream {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), effectTimeout)
 	defer cancel()
-	if err := e.s.applyEffects(ctx, prev, next); err != nil {
+	if err := e.s.applyEffects(ctx, c); err != nil {
 		e.s.log.Error("effects of a commit failed; retrying in the background",
-			"game", next.GameID, "version", next.Version, "err", err)
-		e.enqueue(prev, next, 1)
+			"game", c.next.GameID, "version", c.next.Version, "err", err)
+		e.enqueue(c, 1)
 	}
 }
 
-// applyEffects arms the timer, starts the AI and applies a rated result
-// for next, each with bounded retries.
-func (s *Service) applyEffects(ctx context.Context, prev, next *game.State) error {
+// applyEffects backs the timer, starts the AI and applies a rated result
+// for c, each with bounded retries.
+func (s *Service) applyEffects(ctx context.Context, c commit) error {
+	return errors.Join(s.ArmTimer(ctx, c.next, c.prevArmed, c.nextArmed), s.Committed(ctx, c.prev, c.next))
+}
+
+// stateEffects are the effects decided by the states alone: the AI's turn
+// and a rated result.
+func (s *Service) stateEffects(ctx context.Context, prev, next *game.State) error {
 	var errs []error
-	if err := s.retry(ctx, "timer", func(ctx context.Context) error { return s.syncTimer(ctx, prev, next) }); err != nil {
-		s.cfg.Metrics.Count(obs.MetricScheduleFailures, 1)
-		errs = append(errs, err)
-	}
 	if aiTurnBegins(prev, next) {
 		if err := s.retry(ctx, "AI trigger", func(ctx context.Context) error { return s.triggerAI(ctx, next) }); err != nil {
 			s.cfg.Metrics.Count(obs.MetricAITriggerFailures, 1)
@@ -108,67 +127,6 @@ func (s *Service) retry(ctx context.Context, what string, f func(context.Context
 	return nil
 }
 
-// timerFor returns the task the game's one timer should hold, if any: the
-// game's deadline on a human's turn; on an AI seat's turn the AI watchdog
-// (an AI never loses on time, but an AI that does not answer is started
-// again, attempt by attempt).
-func (s *Service) timerFor(st *game.State, attempt int) (TimeoutTask, bool) {
-	deadline, ok := game.Deadline(st)
-	if !ok {
-		return TimeoutTask{}, false
-	}
-	if _, ai := st.AITurn(); ai {
-		deadline = time.UnixMilli(st.Clock.TurnStartedAt).Add(time.Duration(attempt+1) * s.aiTurnBound(st))
-	}
-	return TimeoutTask{GameID: st.GameID, Version: st.Version, Deadline: deadline, Attempt: attempt}, true
-}
-
-// aiTurnBound is how long an AI seat's turn may take before the AI is
-// started again: its think time (the level's; at full strength with a
-// running clock, up to the longest search) plus the watchdog's slack.
-func (s *Service) aiTurnBound(st *game.State) time.Duration {
-	level, _ := st.AITurn()
-	lv, err := engine.ParseLevel(level)
-	if err != nil {
-		return engine.MaxMoveTime + s.cfg.AIWatchdog
-	}
-	think := lv.ThinkTime()
-	if lv == engine.LevelMax {
-		think = engine.LevelHard.ThinkTime()
-		if st.Clock.Started[st.Turn()] && st.Options.TimeControl.Kind == game.TimeFischer {
-			think = engine.MaxMoveTime
-		}
-	}
-	return think + s.cfg.AIWatchdog
-}
-
-// syncTimer keeps the game's timer on next's deadline: armed when it
-// differs from prev's, removed when next has none. Writes that leave the
-// deadline alone (an offer, a reconnect) touch no timer.
-func (s *Service) syncTimer(ctx context.Context, prev, next *game.State) error {
-	if s.cfg.Scheduler == nil {
-		return nil
-	}
-	task, ok := s.timerFor(next, 0)
-	var before TimeoutTask
-	var had bool
-	if prev != nil {
-		before, had = s.timerFor(prev, 0)
-	}
-	switch {
-	case ok && had && task.Deadline.Equal(before.Deadline):
-		return nil
-	case ok:
-		if had {
-			task.Replaces = before.Deadline
-		}
-		return s.cfg.Scheduler.ScheduleTimeout(ctx, task)
-	case had:
-		return s.cfg.Scheduler.CancelTimeout(ctx, next.GameID)
-	}
-	return nil
-}
-
 // aiTurnBegins reports whether next puts an AI seat to move where prev did
 // not (a new game, or a move): the AI is started once per turn; later
 // commits during its turn (an offer, a reconnect) do not start it again.
@@ -192,24 +150,25 @@ func (s *Service) triggerAI(ctx context.Context, st *game.State) error {
 
 // enqueue keeps a commit whose effects failed for the retry loop; a newer
 // commit of the same game replaces an older one (its effects supersede
-// them: the timer follows the latest deadline).
-func (e *effects) enqueue(prev, next *game.State, attempts int) {
+// them).
+func (e *effects) enqueue(c commit, attempts int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
 		return
 	}
-	if old, ok := e.pending[next.GameID]; ok {
-		if old.next.Version > next.Version {
+	if old, ok := e.pending[c.next.GameID]; ok {
+		if old.c.next.Version > c.next.Version {
 			return
 		}
-		// The newer commit's effects supersede the older one's (the timer
-		// follows the latest deadline), but what happened in between still
-		// counts: from the older commit's prev, a game that finished rated
-		// in between still has its ratings applied, once.
-		prev = old.prev
+		// The newer commit's effects supersede the older one's, but what
+		// happened in between still counts: from the older commit's prev,
+		// a game that finished rated in between still has its ratings
+		// applied, once, and an armed time the older commit claimed and
+		// could not back is backed unless the newer one claims another.
+		c.prev, c.prevArmed = old.c.prev, old.c.prevArmed
 	}
-	e.pending[next.GameID] = pendingEffect{prev: prev, next: next, attempts: attempts, due: time.Now().Add(e.s.retries.backlog.Delay(attempts))}
+	e.pending[c.next.GameID] = pendingEffect{c: c, attempts: attempts, due: time.Now().Add(e.s.retries.backlog.Delay(attempts))}
 	select {
 	case e.wake <- struct{}{}:
 	default:
@@ -237,13 +196,13 @@ func (e *effects) retryLoop(ctx context.Context) {
 		e.mu.Unlock()
 		for _, p := range due {
 			actx, cancel := context.WithTimeout(ctx, effectTimeout)
-			err := e.s.applyEffects(actx, p.prev, p.next)
+			err := e.s.applyEffects(actx, p.c)
 			cancel()
 			if err != nil {
-				e.s.log.Error("effects still failing", "game", p.next.GameID, "version", p.next.Version, "attempts", p.attempts+1, "err", err)
-				e.enqueue(p.prev, p.next, p.attempts+1)
+				e.s.log.Error("effects still failing", "game", p.c.next.GameID, "version", p.c.next.Version, "attempts", p.attempts+1, "err", err)
+				e.enqueue(p.c, p.attempts+1)
 			} else {
-				e.s.log.Info("effects recovered", "game", p.next.GameID, "version", p.next.Version, "attempts", p.attempts+1)
+				e.s.log.Info("effects recovered", "game", p.c.next.GameID, "version", p.c.next.Version, "attempts", p.attempts+1)
 			}
 		}
 		if len(due) > 0 {
@@ -269,7 +228,7 @@ func (e *effects) close(timeout time.Duration) {
 	}
 	e.closed = true
 	for id, p := range e.pending {
-		e.s.log.Warn("effects not recovered before shutdown", "game", id, "version", p.next.Version)
+		e.s.log.Warn("effects not recovered before shutdown", "game", id, "version", p.c.next.Version)
 	}
 	e.mu.Unlock()
 	e.stop()
@@ -287,11 +246,13 @@ func (s *Service) PendingEffects() int {
 	return len(s.effects.pending)
 }
 
-// Committed runs the effects of a stored version for the table's change
-// stream (EffectsByStream): next is the committed state and prev the one it
-// replaced (nil for a new game), both decoded once by the stream's consumer.
-// An error means the effects could not be done and the stream should
-// deliver the record again.
+// Committed runs the effects of a stored version that its states decide
+// (the AI's turn, a rated result) for the table's change stream
+// (EffectsByStream): next is the committed state and prev the one it
+// replaced (nil for a new game), both decoded once by the stream's
+// consumer, which also calls ArmTimer with the records' armed times. An
+// error means the effects could not be done and the stream should deliver
+// the record again.
 func (s *Service) Committed(ctx context.Context, prev, next *game.State) error {
-	return s.applyEffects(ctx, prev, next)
+	return s.stateEffects(ctx, prev, next)
 }

@@ -29,7 +29,6 @@ type flakyPorts struct {
 	triggerFails       int
 	engineFails        int
 	scheduled          []service.TimeoutTask
-	cancelled          []string
 	triggered          []service.AITask
 	scheduleCalls      int
 	triggerCalls       int
@@ -61,13 +60,6 @@ func (p *flakyPorts) ScheduleTimeout(ctx context.Context, t service.TimeoutTask)
 		return errInjected
 	}
 	p.scheduled = append(p.scheduled, t)
-	return nil
-}
-
-func (p *flakyPorts) CancelTimeout(_ context.Context, gameID string) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cancelled = append(p.cancelled, gameID)
 	return nil
 }
 
@@ -249,10 +241,12 @@ func (h *hangUpStore) Update(ctx context.Context, rec service.GameRecord, expect
 	return err
 }
 
-// TestTimerSurvivesAHangUp: the client goes away right after its move is
-// committed (its request's context is cancelled); the game's timer is
-// still armed for that version, so the game ends on time with nobody
-// calling (issue 15's reproduction).
+// TestTimerSurvivesAHangUp: the client goes away right after its write is
+// committed (its request's context is cancelled); the timer that write
+// arms (the join's: the first move's deadline comes before the waiting
+// game's expiry) is still armed, on a context of its own, so the game
+// ends on time with nobody calling (issue 15's reproduction), each armed
+// timer's delivery arming the next.
 func TestTimerSurvivesAHangUp(t *testing.T) {
 	bolt, err := boltstore.Open(filepath.Join(t.TempDir(), "games.db"))
 	if err != nil {
@@ -271,16 +265,13 @@ func TestTimerSurvivesAHangUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Join(t.Context(), host.GameID, service.JoinInput{}); err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(t.Context())
 	store.mu.Lock()
 	store.cancel = cancel
 	store.mu.Unlock()
 	clock.Advance(time.Second)
-	if _, err := svc.Act(ctx, host.GameID, service.Caller{Token: host.Token}, service.ActionInput{Action: moveUCI("e2e4")}); err != nil {
-		t.Fatalf("the move: %v", err)
+	if _, err := svc.Join(ctx, host.GameID, service.JoinInput{}); err != nil {
+		t.Fatalf("the join: %v", err)
 	}
 	if ctx.Err() == nil {
 		t.Fatal("the request's context was not cancelled by the hang-up")
@@ -294,8 +285,8 @@ func TestTimerSurvivesAHangUp(t *testing.T) {
 	if err := svc.HandleTimeout(t.Context(), task); err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := svc.Get(t.Context(), host.GameID, service.Caller{}, nil, 0); v.Phase != game.PhaseFinished {
-		t.Errorf("after the deadline with nobody calling: %s; want finished", v.Phase)
+	if v, _ := svc.Get(t.Context(), host.GameID, service.Caller{}, nil, 0); v.Phase != game.PhaseFinished || v.Result.Reason != game.ReasonAborted {
+		t.Errorf("after the deadline with nobody calling: %s %v; want aborted (white never moved)", v.Phase, v.Result)
 	}
 }
 
@@ -345,9 +336,10 @@ func TestScheduleFailureRecovered(t *testing.T) {
 	}
 }
 
-// TestEarlyDeliveryRearmsTheLatest: a timer that fires early (the game
-// moved on since it was armed) re-arms the game's timer at the latest
-// version's deadline, never only the fired one's.
+// TestEarlyDeliveryRearmsTheLatest: the armed timer fires early (the
+// game moved on since it was armed, its deadline later) and arms the
+// game's timer for the latest version's deadline, never the fired one's;
+// a superseded timer's delivery then does nothing.
 func TestEarlyDeliveryRearmsTheLatest(t *testing.T) {
 	f := newFaultFixture(t)
 	o := options(t, `{"colorAssignment":"hostWhite","timeControl":"10+0"}`)
@@ -359,22 +351,35 @@ func TestEarlyDeliveryRearmsTheLatest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := f.ports.lastScheduled(t)
+	armed := f.ports.lastScheduled(t)
+	var latest service.Outcome
 	for i, uci := range []string{"e2e4", "e7e5", "g1f3"} {
 		tok := []string{host.Token, guest.Token}[i%2]
 		f.clock.Advance(time.Second)
-		if _, err := f.svc.Act(t.Context(), host.GameID, service.Caller{Token: tok}, service.ActionInput{Action: moveUCI(uci)}); err != nil {
+		if latest, err = f.svc.Act(t.Context(), host.GameID, service.Caller{Token: tok}, service.ActionInput{Action: moveUCI(uci)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	latest := f.ports.lastScheduled(t)
+	if got := f.ports.lastScheduled(t); got != armed {
+		t.Fatalf("moves whose deadlines only moved later armed %+v; want the join's timer %+v kept", got, armed)
+	}
+	// The armed timer fires at its instant, before the latest deadline.
+	f.clock.Set(armed.Deadline)
 	f.ports.set(func(p *flakyPorts) { p.scheduled = nil })
-	// The old timer fires (its schedule outlived the replacement).
-	if err := f.svc.HandleTimeout(t.Context(), old); err != nil {
+	if err := f.svc.HandleTimeout(t.Context(), armed); err != nil {
 		t.Fatal(err)
 	}
 	got := f.ports.lastScheduled(t)
-	if got.Version != latest.Version || !got.Deadline.Equal(latest.Deadline) {
-		t.Errorf("re-armed %+v after a stale delivery; want the latest timer %+v", got, latest)
+	if want := time.UnixMilli(*latest.Game.Deadline); got.Version != latest.Game.Version || !got.Deadline.Equal(want) {
+		t.Errorf("re-armed %+v after an early delivery; want version %d at the latest deadline %v", got, latest.Game.Version, want)
+	}
+	// The superseded join timer delivered again (at least once) arms
+	// nothing more.
+	f.ports.set(func(p *flakyPorts) { p.scheduled = nil })
+	if err := f.svc.HandleTimeout(t.Context(), armed); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.ports.scheduled); n != 0 {
+		t.Errorf("a superseded timer's delivery armed %d timers; want none", n)
 	}
 }

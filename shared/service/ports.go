@@ -21,8 +21,17 @@ type GameRecord struct {
 	Version      int64  // 1 at creation, +1 on every write
 	StateVersion int    // schema version of State (game.StateVersion)
 	State        []byte // the encoded game state; opaque to stores
-	// Deadline is when the game times out if nobody acts (zero: none).
+	// Deadline is when the game times out if nobody acts (zero: none):
+	// on an AI seat's turn, the AI watchdog's next look at it.
 	Deadline time.Time
+	// ArmedAt is the instant the game's one timer is armed to fire (zero:
+	// none armed): written with the state, in the same conditional write,
+	// by the writer that decided it (timers.go). A timer armed at or before
+	// the deadline is left alone by later writes, whose deadline is then
+	// enforced when it fires (SPEC §16.4); a stored ArmedAt is a claim that
+	// the scheduler has (or is being given, from the table's change
+	// stream) a timer for that instant.
+	ArmedAt time.Time
 	// ExpiresAt is set once a game is finished: the store may delete the
 	// record after it (DynamoDB TTL). Zero while the game is live.
 	ExpiresAt time.Time
@@ -54,32 +63,33 @@ type Store interface {
 	Update(ctx context.Context, rec GameRecord, expectedVersion int64) error
 }
 
-// TimeoutTask asks for the timeout handler to run for a game at its
-// deadline. It is also the JSON input of the timeout function.
+// TimeoutTask asks for the timeout handler to run for a game at an
+// instant its timer was armed for. It is also the JSON input of the
+// timeout function.
 type TimeoutTask struct {
 	GameID string `json:"gameId"`
-	// Version is the game version the deadline was computed for; the
-	// handler decides from the stored game, so a stale version is harmless.
-	Version  int64     `json:"version"`
+	// Version is the game version whose write armed the timer (for the
+	// logs); the handler decides from the stored game.
+	Version int64 `json:"version"`
+	// Deadline is the instant the timer was armed for (the record's
+	// ArmedAt): the handler tells the game's armed timer from a superseded
+	// one by it, and an AI watchdog's attempt from where it falls in the
+	// AI's turn.
 	Deadline time.Time `json:"deadline"`
-	// Attempt counts how often an overdue AI turn was started again at this
-	// version (the AI watchdog); 0 for a deadline of the game itself.
-	Attempt int `json:"attempt,omitempty"`
-	// Replaces is the deadline of the game's timer this one replaces, when
-	// the caller knows it (zero otherwise): an adapter that keeps one
-	// schedule per deadline deletes that one. Not part of the delivery.
-	Replaces time.Time `json:"-"`
 }
 
-// Scheduler keeps at most one live timer per game and delivers its
-// TimeoutTask at (or shortly after) the deadline, at least once.
+// Scheduler delivers a TimeoutTask at (or shortly after) its Deadline, at
+// least once. Timers are never removed: the service arms one only when a
+// game's deadline moves earlier than the armed one, and a delivery that
+// finds nothing due re-arms or does nothing (timers.go), so a superseded
+// timer costs one harmless delivery. An adapter may replace a game's
+// pending timer with a newer one (the in-process scheduler does); one
+// that keeps them (EventBridge Scheduler) lets each fire once and delete
+// itself.
 type Scheduler interface {
-	// ScheduleTimeout arms the game's timer for task, replacing the game's
-	// earlier timer unless that one is for a newer version.
+	// ScheduleTimeout arms a timer for task. Arming the same game for the
+	// same instant again is a no-op (retries are idempotent).
 	ScheduleTimeout(ctx context.Context, task TimeoutTask) error
-	// CancelTimeout removes the game's timer: the game has no deadline any
-	// more (finished).
-	CancelTimeout(ctx context.Context, gameID string) error
 }
 
 // AITask asks for the AI seat of a game to move, if the AI is still to

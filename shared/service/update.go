@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"chessapi/shared/chess"
 	"chessapi/shared/game"
@@ -209,9 +210,10 @@ func (s *Service) insert(ctx context.Context, id string, newGame func(id string)
 		if err != nil {
 			return nil, err
 		}
+		rec.ArmedAt = s.armedFor(time.Time{}, rec.Deadline)
 		err = s.cfg.Store.Create(ctx, rec)
 		if err == nil {
-			s.effects.committed(ctx, nil, st, events)
+			s.effects.committed(ctx, commit{next: st, nextArmed: rec.ArmedAt}, events)
 			return st, nil
 		}
 		if !errors.Is(err, ErrAlreadyExists) || attempt > 0 || id != "" {
@@ -262,10 +264,10 @@ func (s *Service) decode(rec GameRecord) (*game.State, error) {
 func (s *Service) record(st *game.State) (GameRecord, error) {
 	rec := GameRecord{GameID: st.GameID, Version: st.Version, StateVersion: st.StateVersion, State: storedgame.Encode(st)}
 	// The stored deadline is the game's timer (on an AI's turn, its
-	// watchdog), so timers re-armed from the store after a restart are the
-	// ones the game had.
-	if task, ok := s.timerFor(st, 0); ok {
-		rec.Deadline = task.Deadline
+	// watchdog's next look), so timers re-armed from the store after a
+	// restart are the ones the game had.
+	if deadline, ok := s.timer(st); ok {
+		rec.Deadline = deadline
 	}
 	if st.Phase == game.PhaseFinished {
 		rec.ExpiresAt = s.now().Add(s.cfg.FinishedTTL)
@@ -285,9 +287,12 @@ func (s *Service) write(ctx context.Context, prev loaded, next *game.State, even
 	if err != nil {
 		return err
 	}
+	// The armed instant goes in the same conditional write: a writer that
+	// loses the race decides it again from the winner's record.
+	rec.ArmedAt = s.armedFor(prev.rec.ArmedAt, rec.Deadline)
 	if err := s.cfg.Store.Update(ctx, rec, prev.rec.Version); err != nil {
 		return err
 	}
-	s.effects.committed(ctx, prev.state, next, events)
+	s.effects.committed(ctx, commit{prev: prev.state, next: next, prevArmed: prev.rec.ArmedAt, nextArmed: rec.ArmedAt}, events)
 	return nil
 }

@@ -1,19 +1,21 @@
-// Package eventbridge schedules game timeouts with Amazon EventBridge
-// Scheduler: one live one-time schedule per game, which invokes the timeout
-// function with the service.TimeoutTask as its JSON input and then deletes
-// itself (ActionAfterCompletion DELETE).
+// Package eventbridge arms game timers with Amazon EventBridge Scheduler:
+// each timer is a one-time schedule that invokes the timeout function with
+// the service.TimeoutTask as its JSON input and then deletes itself
+// (ActionAfterCompletion DELETE). The adapter only ever creates schedules:
+// the service arms a timer when a game's deadline moves earlier than the
+// armed one and lets superseded ones fire once into a delivery that does
+// nothing (shared/service/timers.go), so a move costs no DeleteSchedule and
+// nothing ever lists a game's schedules (SPEC §16.4).
 //
 // A schedule's name is the game and the second it fires
-// ("t-<game>.<epoch s>"), so re-arming never reuses the name of a schedule
-// that is firing (and about to delete itself): the timeout handler re-arms
-// for a later second than the one it was delivered at. Arming a new deadline
-// creates the new schedule and deletes the one it replaces; the service
-// arms the timer only when the deadline changes. A game's schedules are
-// found by their name prefix when it ends.
+// ("t-<game>.<epoch s>"). Arming the same game for the same second again
+// (a retry, a duplicate stream record) meets the schedule already there
+// (ConflictException) and is done. A schedule of that name cannot be one
+// that already fired: a schedule is always set for a second still ahead
+// (FireTime), so a conflict is with one still to fire.
 //
 // Every request applies a due timeout itself (SPEC §7), so the schedule is
-// the backstop for games nobody calls; the timeout handler ignores stale or
-// early deliveries and re-arms the game's timer.
+// the backstop for games nobody calls.
 package eventbridge
 
 import (
@@ -83,8 +85,6 @@ func (c Config) validate() error {
 // API is the part of *scheduler.Client the adapter uses.
 type API interface {
 	CreateSchedule(ctx context.Context, in *scheduler.CreateScheduleInput, optFns ...func(*scheduler.Options)) (*scheduler.CreateScheduleOutput, error)
-	DeleteSchedule(ctx context.Context, in *scheduler.DeleteScheduleInput, optFns ...func(*scheduler.Options)) (*scheduler.DeleteScheduleOutput, error)
-	ListSchedules(ctx context.Context, in *scheduler.ListSchedulesInput, optFns ...func(*scheduler.Options)) (*scheduler.ListSchedulesOutput, error)
 }
 
 // Scheduler is a service.Scheduler on EventBridge Scheduler.
@@ -130,10 +130,9 @@ func NewFromConfig(awsCfg aws.Config, cfg Config) (*Scheduler, error) {
 	return New(scheduler.NewFromConfig(awsCfg), cfg)
 }
 
-// ScheduleTimeout creates the schedule for task and deletes the one it
-// replaces (task.Replaces), if that has another name. A schedule of the
-// same name already existing is the same game firing at the same second:
-// already scheduled, nil.
+// ScheduleTimeout creates the schedule for task, firing at FireTime of its
+// Deadline. A schedule of the same name already existing is the same game
+// armed for the same second: already scheduled, nil.
 func (s *Scheduler) ScheduleTimeout(ctx context.Context, task service.TimeoutTask) error {
 	if err := validateTask(task); err != nil {
 		return err
@@ -142,17 +141,15 @@ func (s *Scheduler) ScheduleTimeout(ctx context.Context, task service.TimeoutTas
 	if err != nil {
 		return fmt.Errorf("eventbridge: encode task of game %q: %w", task.GameID, err)
 	}
-	now := s.now()
-	fireAt := FireTime(task.Deadline, now)
-	name := ScheduleName(task.GameID, fireAt)
+	fireAt := FireTime(task.Deadline, s.now())
 	_, err = s.client.CreateSchedule(ctx, &scheduler.CreateScheduleInput{
-		Name:                       aws.String(name),
+		Name:                       aws.String(ScheduleName(task.GameID, fireAt)),
 		GroupName:                  aws.String(s.cfg.Group),
 		ScheduleExpression:         aws.String(AtExpression(fireAt)),
 		ScheduleExpressionTimezone: aws.String("UTC"),
 		FlexibleTimeWindow:         &types.FlexibleTimeWindow{Mode: types.FlexibleTimeWindowModeOff},
 		ActionAfterCompletion:      types.ActionAfterCompletionDelete,
-		Description:                aws.String(fmt.Sprintf("timeout of game %s version %d", task.GameID, task.Version)),
+		Description:                aws.String(fmt.Sprintf("timer of game %s armed at version %d", task.GameID, task.Version)),
 		Target: &types.Target{
 			Arn:     aws.String(s.cfg.TargetARN),
 			RoleArn: aws.String(s.cfg.RoleARN),
@@ -166,51 +163,6 @@ func (s *Scheduler) ScheduleTimeout(ctx context.Context, task service.TimeoutTas
 	var conflict *types.ConflictException
 	if err != nil && !errors.As(err, &conflict) {
 		return fmt.Errorf("eventbridge: schedule timeout of game %q version %d: %w", task.GameID, task.Version, err)
-	}
-	if !task.Replaces.IsZero() {
-		// The replaced schedule fires at the second its deadline was
-		// given, or sooner if that was within minLead: look at the
-		// deadline's own second (the other case fired already).
-		if old := ScheduleName(task.GameID, ceilSecond(task.Replaces).UTC()); old != name {
-			if err := s.delete(ctx, old); err != nil {
-				return fmt.Errorf("eventbridge: replace timeout of game %q: %w", task.GameID, err)
-			}
-		}
-	}
-	return nil
-}
-
-// CancelTimeout deletes every schedule of the game (normally at most one).
-func (s *Scheduler) CancelTimeout(ctx context.Context, gameID string) error {
-	if gameID == "" {
-		return errors.New("eventbridge: cancel: empty game id")
-	}
-	prefix := NamePrefix(gameID)
-	var next *string
-	for {
-		out, err := s.client.ListSchedules(ctx, &scheduler.ListSchedulesInput{GroupName: aws.String(s.cfg.Group), NamePrefix: aws.String(prefix), NextToken: next})
-		if err != nil {
-			return fmt.Errorf("eventbridge: list timeouts of game %q: %w", gameID, err)
-		}
-		for _, sc := range out.Schedules {
-			if err := s.delete(ctx, aws.ToString(sc.Name)); err != nil {
-				return fmt.Errorf("eventbridge: cancel timeout of game %q: %w", gameID, err)
-			}
-		}
-		if out.NextToken == nil {
-			return nil
-		}
-		next = out.NextToken
-	}
-}
-
-// delete removes a schedule; one already gone (fired, or deleted by a
-// concurrent call) is fine.
-func (s *Scheduler) delete(ctx context.Context, name string) error {
-	_, err := s.client.DeleteSchedule(ctx, &scheduler.DeleteScheduleInput{Name: aws.String(name), GroupName: aws.String(s.cfg.Group)})
-	var notFound *types.ResourceNotFoundException
-	if err != nil && !errors.As(err, &notFound) {
-		return err
 	}
 	return nil
 }
@@ -257,8 +209,8 @@ const maxNameLen = 64
 // ScheduleName is the name of the schedule of game gameID firing at fireAt
 // (whole seconds): "t-<game>.<epoch seconds>". A game id that is long or
 // has characters schedule names do not allow is replaced by "h" and 96 bits
-// of its SHA-256, so every game's names still share one prefix (namePrefix)
-// that ListSchedules can find.
+// of its SHA-256, so every game's names still share one prefix
+// (NamePrefix): an operator can find a game's schedules by it.
 func ScheduleName(gameID string, fireAt time.Time) string {
 	return NamePrefix(gameID) + strconv.FormatInt(fireAt.Unix(), 10)
 }

@@ -60,28 +60,21 @@ func TestAgainstMoto(t *testing.T) {
 		}
 	})
 
-	t.Run("ReplacingKeepsOneLiveSchedule", func(t *testing.T) {
-		first := service.TimeoutTask{GameID: "one", Version: 1, Deadline: now.Add(time.Minute)}
-		if err := s.ScheduleTimeout(ctx, first); err != nil {
-			t.Fatal(err)
+	t.Run("AnEarlierDeadlineAddsOneNeverDeletes", func(t *testing.T) {
+		// The service arms a game again only when its deadline moved
+		// earlier; the later schedule stays and fires once into a
+		// delivery that does nothing.
+		first := service.TimeoutTask{GameID: "one", Version: 1, Deadline: now.Add(3 * time.Minute)}
+		second := service.TimeoutTask{GameID: "one", Version: 2, Deadline: now.Add(time.Minute)}
+		for _, task := range []service.TimeoutTask{first, second} {
+			if err := s.ScheduleTimeout(ctx, task); err != nil {
+				t.Fatal(err)
+			}
 		}
-		second := service.TimeoutTask{GameID: "one", Version: 2, Deadline: now.Add(3 * time.Minute), Replaces: first.Deadline}
-		if err := s.ScheduleTimeout(ctx, second); err != nil {
-			t.Fatal(err)
+		if n := countSchedules(t, client, "t-one."); n != 2 {
+			t.Fatalf("schedules for game one after an earlier deadline = %d; want both (nothing deleted)", n)
 		}
-		if n := countSchedules(t, client, "t-one."); n != 1 {
-			t.Fatalf("schedules for game one after a new deadline = %d; want 1", n)
-		}
-		checkSchedule(t, getSchedule(t, client, ScheduleName("one", FireTime(second.Deadline, now))), second, "at(2026-05-01T12:03:00)")
-		if err := s.CancelTimeout(ctx, "one"); err != nil {
-			t.Fatal(err)
-		}
-		if n := countSchedules(t, client, "t-one."); n != 0 {
-			t.Fatalf("schedules for game one after CancelTimeout = %d; want 0", n)
-		}
-		if err := s.CancelTimeout(ctx, "one"); err != nil {
-			t.Fatalf("CancelTimeout with nothing left = %v; want nil", err)
-		}
+		checkSchedule(t, getSchedule(t, client, ScheduleName("one", FireTime(second.Deadline, now))), second, "at(2026-05-01T12:01:00)")
 	})
 
 	t.Run("RearmWhileTheFiredOneExists", func(t *testing.T) {
@@ -124,11 +117,8 @@ func TestAgainstMoto(t *testing.T) {
 		}
 		got := getSchedule(t, client, ScheduleName(task.GameID, FireTime(task.Deadline, now)))
 		checkSchedule(t, got, task, "at(2026-05-01T13:00:00)")
-		if err := s.CancelTimeout(ctx, task.GameID); err != nil {
-			t.Fatal(err)
-		}
-		if n := countSchedules(t, client, NamePrefix(task.GameID)); n != 0 {
-			t.Fatalf("hashed-name schedules after CancelTimeout = %d; want 0", n)
+		if n := countSchedules(t, client, NamePrefix(task.GameID)); n != 1 {
+			t.Fatalf("hashed-name schedules = %d; want 1 under the game's prefix", n)
 		}
 	})
 
@@ -187,10 +177,10 @@ func checkSchedule(t *testing.T, got *scheduler.GetScheduleOutput, task service.
 	if err := json.Unmarshal([]byte(aws.ToString(got.Target.Input)), &input); err != nil {
 		t.Fatalf("Target.Input %q is not a TimeoutTask: %v", aws.ToString(got.Target.Input), err)
 	}
-	if input.GameID != task.GameID || input.Version != task.Version || !input.Deadline.Equal(task.Deadline) || input.Attempt != task.Attempt {
+	if input.GameID != task.GameID || input.Version != task.Version || !input.Deadline.Equal(task.Deadline) {
 		t.Errorf("Target.Input = %+v; want %+v", input, task)
 	}
-	// The handler decodes exactly these keys (attempt only when not 0).
+	// The handler decodes exactly these keys.
 	var keys map[string]json.RawMessage
 	_ = json.Unmarshal([]byte(aws.ToString(got.Target.Input)), &keys)
 	for _, k := range []string{"gameId", "version", "deadline"} {
@@ -248,7 +238,8 @@ func TestScheduleName(t *testing.T) {
 }
 
 // TestScheduleNamesDiffer: different games or seconds never share a name,
-// and no game's prefix is another's (CancelTimeout lists by prefix).
+// and no game's prefix is another's (an operator lists a game's schedules
+// by it).
 func TestScheduleNamesDiffer(t *testing.T) {
 	s := time.Unix(1_800_000_000, 0)
 	games := []string{"a", "b", "a-1", "a.1", "a/", "a?", strings.Repeat("z", 70), strings.Repeat("z", 71)}
@@ -344,16 +335,6 @@ type fakeAPI struct {
 func (f *fakeAPI) CreateSchedule(ctx context.Context, in *scheduler.CreateScheduleInput, _ ...func(*scheduler.Options)) (*scheduler.CreateScheduleOutput, error) {
 	f.calls++
 	return &scheduler.CreateScheduleOutput{}, f.err
-}
-
-func (f *fakeAPI) DeleteSchedule(ctx context.Context, in *scheduler.DeleteScheduleInput, _ ...func(*scheduler.Options)) (*scheduler.DeleteScheduleOutput, error) {
-	f.calls++
-	return &scheduler.DeleteScheduleOutput{}, f.err
-}
-
-func (f *fakeAPI) ListSchedules(ctx context.Context, in *scheduler.ListSchedulesInput, _ ...func(*scheduler.Options)) (*scheduler.ListSchedulesOutput, error) {
-	f.calls++
-	return &scheduler.ListSchedulesOutput{}, f.err
 }
 
 func TestScheduleTimeoutErrors(t *testing.T) {

@@ -4,9 +4,13 @@
 //
 // Each game has at most one live timer. Scheduling replaces the game's
 // pending timer when the new task's version is the same or newer (an equal
-// version may move the deadline: the timeout handler re-arms an early
+// version may move the armed instant: the timeout handler re-arms an early
 // delivery, and an overdue AI turn is checked again later) and is ignored
-// when it is older (its delivery would be a stale no-op, SPEC §7).
+// when it is older. The service arms a game only when its deadline moves
+// earlier than the armed instant or when the armed timer fired
+// (shared/service/timers.go), so the timer a replacement drops was never
+// needed; unlike EventBridge Scheduler, replacing here is free, and no
+// superseded timer is left to fire.
 //
 // Due tasks run on a workqueue.Queue (bounded workers, panics recovered and
 // logged). A handler that fails or panics is retried as retry.Timeout says
@@ -69,7 +73,7 @@ type Scheduler struct {
 	mu     sync.Mutex
 	queue  taskQueue             // timers by due time
 	games  map[string]*gameTimer // games with a queued timer or a task handed to the workers
-	seq    uint64                // numbers every accepted ScheduleTimeout and CancelTimeout
+	seq    uint64                // numbers every accepted ScheduleTimeout
 	closed bool
 
 	// work runs due tasks, keyed by the seq of the call that scheduled
@@ -95,7 +99,7 @@ type gameTimer struct {
 	// version is the version of the newest accepted task: older ones are
 	// ignored.
 	version int64
-	// seq identifies the newest ScheduleTimeout or CancelTimeout call for
+	// seq identifies the newest ScheduleTimeout call for
 	// the game; a failed handler is retried only if its task is still that
 	// newest call.
 	seq uint64
@@ -176,28 +180,6 @@ func (s *Scheduler) ScheduleTimeout(_ context.Context, task service.TimeoutTask)
 	s.seq++
 	g.seq = s.seq
 	s.queueLocked(g, item{task: task, due: task.Deadline, seq: g.seq})
-	return nil
-}
-
-// CancelTimeout drops the game's pending timer: the game has no deadline
-// any more. A handler already running for it is not retried if it fails.
-func (s *Scheduler) CancelTimeout(_ context.Context, gameID string) error {
-	if gameID == "" {
-		return errors.New("localsched: cancel with an empty game id")
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	g := s.games[gameID]
-	if g == nil {
-		return nil
-	}
-	s.seq++
-	g.seq = s.seq
-	if g.queued != nil {
-		heap.Remove(&s.queue, g.queued.index)
-		g.queued = nil
-	}
-	s.forgetIfIdleLocked(gameID, g)
 	return nil
 }
 
@@ -335,7 +317,7 @@ func (s *Scheduler) nextDue() (it item, ok bool) {
 }
 
 // job is the work of a due task: the handler call, skipped when a newer
-// ScheduleTimeout or CancelTimeout of the game came meanwhile (the newer
+// ScheduleTimeout of the game came meanwhile (the newer
 // call's task wins, also over a retry of this one).
 func (s *Scheduler) job(it item) workqueue.Job {
 	id := it.task.GameID

@@ -432,37 +432,6 @@ func TestOlderVersionIgnoredWhileHandlerRuns(t *testing.T) {
 	}
 }
 
-func TestCancelTimeoutDropsThePendingTimer(t *testing.T) {
-	s, clock, rec := newFake(t)
-	mustSchedule(t, s, service.TimeoutTask{GameID: "over", Version: 9, Deadline: epoch.Add(time.Second)})
-	mustSchedule(t, s, service.TimeoutTask{GameID: "live", Version: 1, Deadline: epoch.Add(2 * time.Second)})
-	if err := s.CancelTimeout(context.Background(), "over"); err != nil {
-		t.Fatalf("CancelTimeout = %v", err)
-	}
-	if err := s.CancelTimeout(context.Background(), "never-scheduled"); err != nil {
-		t.Fatalf("CancelTimeout of an unknown game = %v; want nil", err)
-	}
-	if err := s.CancelTimeout(context.Background(), ""); err == nil {
-		t.Error("CancelTimeout with an empty game id = nil; want an error")
-	}
-	if n := s.Pending(); n != 1 {
-		t.Fatalf("Pending() = %d after CancelTimeout; want 1", n)
-	}
-	clock.Advance(time.Second)
-	rec.none(t)
-	clock.Advance(time.Second)
-	if got := rec.next(t); got.GameID != "live" {
-		t.Fatalf("delivered %+v; want game live", got)
-	}
-	// A later deadline of the cancelled game (say, after a rematch of the
-	// same id in a test store) is armed as usual.
-	mustSchedule(t, s, service.TimeoutTask{GameID: "over", Version: 10, Deadline: epoch.Add(3 * time.Second)})
-	clock.Advance(time.Second)
-	if got := rec.next(t); got.GameID != "over" || got.Version != 10 {
-		t.Fatalf("delivered %+v; want game over version 10", got)
-	}
-}
-
 func TestFailedHandlerIsRetriedAfterBackoff(t *testing.T) {
 	var mu sync.Mutex
 	calls := 0

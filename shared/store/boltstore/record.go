@@ -17,9 +17,10 @@ import (
 //	byte     format (formatV1)
 //	varint   version
 //	varint   stateVersion
-//	byte     flags: hasDeadline | hasExpiry
+//	byte     flags: hasDeadline | hasExpiry | hasIndex | hasArmed
 //	varint   deadline, epoch milliseconds rounded up   (if hasDeadline)
 //	varint   expiresAt, epoch seconds rounded up       (if hasExpiry)
+//	varint   armedAt, epoch milliseconds rounded up    (if hasArmed)
 //	...      the game index                            (if hasIndex):
 //	  byte     finished (0 or 1)
 //	  varint   createdAt, epoch milliseconds
@@ -33,19 +34,22 @@ import (
 // the previous version put (index.go); a record without an index (the zero
 // GameIndex) has no hasIndex flag, so files written before the index
 // existed read as before, and a binary that predates the flag refuses a
-// record with it as corrupt rather than misreading it.
+// record with it as corrupt rather than misreading it; the same holds for
+// hasArmed (the timer's armed instant, which comes after the expiry so
+// that older records read as before).
 const formatV1 = 1
 
 const (
 	hasDeadline = 1 << iota
 	hasExpiry
 	hasIndex
-	knownFlags = hasDeadline | hasExpiry | hasIndex
+	hasArmed
+	knownFlags = hasDeadline | hasExpiry | hasIndex | hasArmed
 )
 
-// maxHeader bounds the encoded header without the index: format, three
+// maxHeader bounds the encoded header without the index: format, five
 // varints, flags.
-const maxHeader = 1 + 3*binary.MaxVarintLen64 + 1
+const maxHeader = 1 + 5*binary.MaxVarintLen64 + 1
 
 // maxIndexHeader bounds the encoded index without its strings: the
 // finished byte, two varints, four lengths.
@@ -73,12 +77,18 @@ func encodeRecord(rec service.GameRecord) []byte {
 	if indexed {
 		flags |= hasIndex
 	}
+	if !rec.ArmedAt.IsZero() {
+		flags |= hasArmed
+	}
 	buf = append(buf, flags)
 	if flags&hasDeadline != 0 {
 		buf = binary.AppendVarint(buf, service.DeadlineMillis(rec.Deadline))
 	}
 	if flags&hasExpiry != 0 {
 		buf = binary.AppendVarint(buf, service.ExpirySeconds(rec.ExpiresAt))
+	}
+	if flags&hasArmed != 0 {
+		buf = binary.AppendVarint(buf, service.DeadlineMillis(rec.ArmedAt))
 	}
 	if indexed {
 		var finished byte
@@ -102,6 +112,7 @@ type header struct {
 	stateVersion int
 	deadline     time.Time // zero: none
 	expiresAt    time.Time // zero: live
+	armedAt      time.Time // zero: no timer armed
 	// index is the record's game index; its Summary aliases the value
 	// (copy it before the transaction ends).
 	index       service.GameIndex
@@ -165,6 +176,13 @@ func decodeHeader(value []byte) (header, error) {
 		}
 		h.expiresAt = time.Unix(s, 0).UTC()
 	}
+	if flags&hasArmed != 0 {
+		ms, err := next("armedAt")
+		if err != nil {
+			return h, err
+		}
+		h.armedAt = time.UnixMilli(ms).UTC()
+	}
 	if flags&hasIndex != 0 {
 		if pos >= len(value) {
 			return h, fmt.Errorf("%w: index finished flag missing", errCorrupt)
@@ -222,6 +240,7 @@ func decodeRecord(id string, value []byte) (service.GameRecord, error) {
 		Version:      h.version,
 		StateVersion: h.stateVersion,
 		Deadline:     h.deadline,
+		ArmedAt:      h.armedAt,
 		ExpiresAt:    h.expiresAt,
 		Index:        h.index,
 	}

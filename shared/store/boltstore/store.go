@@ -331,7 +331,11 @@ func apply(tx *bolt.Tx, op *writeOp) (outcome, err error) {
 
 // PendingTimeouts lists every live game (no ExpiresAt) that has a deadline,
 // as the tasks to schedule: after a restart the local server re-arms its
-// in-process timers from it. Games are in key order.
+// in-process timers from it. A game's task is for the instant its record
+// says its timer is armed for when that comes first (even past: the timer
+// that was due when the server stopped fires at once), else its deadline:
+// the game's later writes rely on the armed instant. Games are in key
+// order.
 func (s *Store) PendingTimeouts(ctx context.Context) ([]service.TimeoutTask, error) {
 	var tasks []service.TimeoutTask
 	err := s.db.View(func(tx *bolt.Tx) error {
@@ -346,7 +350,11 @@ func (s *Store) PendingTimeouts(ctx context.Context) ([]service.TimeoutTask, err
 			if h.deadline.IsZero() || !h.expiresAt.IsZero() {
 				return nil
 			}
-			tasks = append(tasks, service.TimeoutTask{GameID: string(k), Version: h.version, Deadline: h.deadline})
+			at := h.deadline
+			if !h.armedAt.IsZero() && h.armedAt.Before(at) {
+				at = h.armedAt
+			}
+			tasks = append(tasks, service.TimeoutTask{GameID: string(k), Version: h.version, Deadline: at})
 			return nil
 		})
 	})

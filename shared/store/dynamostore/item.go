@@ -22,6 +22,8 @@ import (
 //	                 when it is larger than a kilobyte (compress.go)
 //	stateEncoding S  "zstd" when state is compressed (absent otherwise)
 //	deadline      N  epoch milliseconds, rounded up (absent when none)
+//	armedAt       N  epoch milliseconds, rounded up: the instant the game's
+//	                 timer is armed for (absent when none is)
 //	expiresAt     N  epoch seconds, rounded up; the table's TTL attribute
 //	                 (absent while the game is live)
 //
@@ -34,6 +36,7 @@ const (
 	attrState        = "state"
 	attrEncoding     = "stateEncoding"
 	attrDeadline     = "deadline"
+	attrArmedAt      = "armedAt"
 	attrExpiresAt    = "expiresAt"
 )
 
@@ -67,6 +70,9 @@ func encodeItem(rec service.GameRecord) map[string]types.AttributeValue {
 	}
 	if !rec.Deadline.IsZero() {
 		item[attrDeadline] = number(service.DeadlineMillis(rec.Deadline))
+	}
+	if !rec.ArmedAt.IsZero() {
+		item[attrArmedAt] = number(service.DeadlineMillis(rec.ArmedAt))
 	}
 	if !rec.ExpiresAt.IsZero() {
 		item[attrExpiresAt] = number(service.ExpirySeconds(rec.ExpiresAt))
@@ -143,6 +149,14 @@ func decodeItem(item map[string]types.AttributeValue) (service.GameRecord, error
 	}
 	if present {
 		rec.Deadline = time.UnixMilli(ms).UTC()
+	}
+
+	ms, present, err = intAttr(item, attrArmedAt)
+	if err != nil {
+		return fail(attrArmedAt, err.Error())
+	}
+	if present {
+		rec.ArmedAt = time.UnixMilli(ms).UTC()
 	}
 
 	sec, present, err := intAttr(item, attrExpiresAt)

@@ -4,10 +4,12 @@
 //
 // Besides the contract written on service.Store, the suite pins down what the
 // service may rely on:
-//   - Get returns exactly what was written, with Deadline rounded up to the
-//     millisecond and ExpiresAt rounded up to the second, both in UTC; a nil
-//     and an empty State are the same.
+//   - Get returns exactly what was written, with Deadline and ArmedAt rounded
+//     up to the millisecond and ExpiresAt rounded up to the second, all in
+//     UTC; a nil and an empty State are the same.
 //   - Update replaces the whole record (a field set to zero is cleared).
+//   - Update may keep the version (rec.Version == expectedVersion): the
+//     write of a timer's armed instant alone, conditioned like any other.
 //   - A record whose State alone passes 400 KiB is refused with
 //     service.ErrTooLarge and nothing is written; a 300 KiB state fits.
 //   - An empty game id is an error (never a panic, never stored).
@@ -38,6 +40,7 @@ func Run(t *testing.T, newStore func(t *testing.T) service.Store) {
 	t.Run("GetUnknown", func(t *testing.T) { testGetUnknown(t, newStore(t)) })
 	t.Run("Update", func(t *testing.T) { testUpdate(t, newStore(t)) })
 	t.Run("UpdateStale", func(t *testing.T) { testUpdateStale(t, newStore(t)) })
+	t.Run("UpdateSameVersion", func(t *testing.T) { testUpdateSameVersion(t, newStore(t)) })
 	t.Run("UpdateMissing", func(t *testing.T) { testUpdateMissing(t, newStore(t)) })
 	t.Run("TooLarge", func(t *testing.T) { testTooLarge(t, newStore(t)) })
 	t.Run("EmptyID", func(t *testing.T) { testEmptyID(t, newStore(t)) })
@@ -105,6 +108,7 @@ func patterned(n int) []byte {
 // second.
 func stored(rec service.GameRecord) service.GameRecord {
 	rec.Deadline = ceil(rec.Deadline, time.Millisecond)
+	rec.ArmedAt = ceil(rec.ArmedAt, time.Millisecond)
 	rec.ExpiresAt = ceil(rec.ExpiresAt, time.Second)
 	return rec
 }
@@ -139,6 +143,9 @@ func diff(got, want service.GameRecord) string {
 	if !got.Deadline.Equal(want.Deadline) {
 		d = append(d, fmt.Sprintf("Deadline %v, want %v", got.Deadline, want.Deadline))
 	}
+	if !got.ArmedAt.Equal(want.ArmedAt) {
+		d = append(d, fmt.Sprintf("ArmedAt %v, want %v", got.ArmedAt, want.ArmedAt))
+	}
 	if !got.ExpiresAt.Equal(want.ExpiresAt) {
 		d = append(d, fmt.Sprintf("ExpiresAt %v, want %v", got.ExpiresAt, want.ExpiresAt))
 	}
@@ -158,7 +165,7 @@ func mustGet(t *testing.T, s service.Store, want service.GameRecord) {
 	if d := diff(got, stored(want)); d != "" {
 		t.Fatalf("Get(%q) = %s", want.GameID, d)
 	}
-	for name, tm := range map[string]time.Time{"Deadline": got.Deadline, "ExpiresAt": got.ExpiresAt} {
+	for name, tm := range map[string]time.Time{"Deadline": got.Deadline, "ArmedAt": got.ArmedAt, "ExpiresAt": got.ExpiresAt} {
 		if !tm.IsZero() && tm.Location() != time.UTC {
 			t.Errorf("Get(%q).%s location = %v; want UTC", want.GameID, name, tm.Location())
 		}
@@ -196,6 +203,8 @@ func testRoundTrip(t *testing.T, s service.Store) {
 		{"whole millisecond deadline", service.GameRecord{Version: 1, StateVersion: 1, State: []byte{1}, Deadline: time.UnixMilli(1_800_000_000_123)}},
 		{"expiry only", service.GameRecord{Version: 2, StateVersion: 1, State: []byte{2}, ExpiresAt: deadline.Add(30 * 24 * time.Hour)}},
 		{"deadline and expiry", service.GameRecord{Version: 1 << 40, StateVersion: 9, State: []byte("x"), Deadline: deadline, ExpiresAt: deadline.Add(time.Hour)}},
+		{"armed before the deadline", service.GameRecord{Version: 3, StateVersion: 1, State: []byte{3}, Deadline: deadline, ArmedAt: deadline.Add(-time.Minute)}},
+		{"armed, no deadline (finished)", service.GameRecord{Version: 4, StateVersion: 1, State: []byte{4}, ArmedAt: deadline, ExpiresAt: deadline.Add(time.Hour)}},
 		{"large state fits", service.GameRecord{Version: 1, StateVersion: 1, State: patterned(fitsState), Deadline: deadline}},
 	}
 	for _, tt := range tests {
@@ -237,6 +246,7 @@ func testUpdate(t *testing.T, s service.Store) {
 	next.StateVersion = 2
 	next.State = allBytes()
 	next.Deadline = time.Now().Add(2 * time.Minute)
+	next.ArmedAt = time.Now().Add(90 * time.Second)
 	if err := s.Update(ctxFor(t), next, 1); err != nil {
 		t.Fatalf("Update(%q, 1) = %v; want nil", rec.GameID, err)
 	}
@@ -248,6 +258,7 @@ func testUpdate(t *testing.T, s service.Store) {
 	final.Version = 3
 	final.State = nil
 	final.Deadline = time.Time{}
+	final.ArmedAt = time.Time{}
 	final.ExpiresAt = time.Now().Add(24 * time.Hour)
 	if err := s.Update(ctxFor(t), final, 2); err != nil {
 		t.Fatalf("Update(%q, 2) = %v; want nil", rec.GameID, err)
@@ -273,6 +284,36 @@ func testUpdateStale(t *testing.T, s service.Store) {
 		}
 	}
 	mustGet(t, s, v2)
+}
+
+// testUpdateSameVersion: a write that keeps the version (the armed
+// instant of the game's timer, alone) is conditioned on that version like
+// any other: it replaces the record while the version is still the one
+// it read, and a writer of the next version that read before it still
+// wins over it (its condition holds: the version did not change).
+func testUpdateSameVersion(t *testing.T, s service.Store) {
+	rec := baseRecord(t)
+	rec.Deadline = time.Now().Add(time.Minute)
+	rec.ArmedAt = time.Now().Add(10 * time.Second)
+	mustCreate(t, s, rec)
+	armed := rec
+	armed.ArmedAt = rec.Deadline
+	if err := s.Update(ctxFor(t), armed, 1); err != nil {
+		t.Fatalf("Update(%q, 1) keeping version 1 = %v; want nil", rec.GameID, err)
+	}
+	mustGet(t, s, armed)
+	next := rec // read before the armed write
+	next.Version = 2
+	next.State = []byte("second")
+	if err := s.Update(ctxFor(t), next, 1); err != nil {
+		t.Fatalf("Update(%q, 1) to version 2 after a same-version write = %v; want nil", rec.GameID, err)
+	}
+	mustGet(t, s, next)
+	stale := armed
+	if err := s.Update(ctxFor(t), stale, 1); !errors.Is(err, service.ErrVersionConflict) {
+		t.Fatalf("same-version Update(%q, 1) with stored version 2 = %v; want ErrVersionConflict", rec.GameID, err)
+	}
+	mustGet(t, s, next)
 }
 
 func testUpdateMissing(t *testing.T, s service.Store) {
