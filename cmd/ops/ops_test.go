@@ -160,7 +160,7 @@ type fakeHandler struct {
 	failLeft map[string]int // game → failures still to give (-1: always)
 }
 
-func (h *fakeHandler) HandleTimeout(_ context.Context, task service.TimeoutTask) error {
+func (h *fakeHandler) RearmTimer(_ context.Context, task service.TimeoutTask) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.tasks = append(h.tasks, task)

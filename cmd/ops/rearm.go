@@ -22,8 +22,8 @@ import (
 	"chessapi/shared/store/dynamostore"
 )
 
-// Defaults of rearm's flags. A game costs its timeout handler a strongly
-// consistent read, at most one conditional write (a due timeout) and one
+// Defaults of rearm's flags. A game costs a strongly consistent read, at
+// most one conditional write (a due timeout, or the armed instant) and one
 // CreateSchedule (EventBridge Scheduler allows thousands a second in the
 // primary Regions, 250 elsewhere: docs/operations.md §4), so 100 a second
 // stays far under every quota while re-arming 100,000 games in 17 min.
@@ -38,12 +38,13 @@ const (
 	rearmBackoff  = time.Second
 )
 
-// timeoutHandler is the service's entry point for a game's timer
-// (service.Service.HandleTimeout): it decides from the stored game alone,
-// applies a due timeout, restarts an overdue AI turn and re-arms the
-// game's timer for the game as it is.
+// timeoutHandler re-arms a game whose record's armed instant cannot be
+// trusted (service.Service.RearmTimer): it decides from the stored game
+// alone, applies a due timeout, restarts an overdue AI turn and gives the
+// scheduler the game's timer itself — a restored record claims a schedule
+// that no longer exists, so a delivery's "already armed" would be wrong.
 type timeoutHandler interface {
-	HandleTimeout(ctx context.Context, task service.TimeoutTask) error
+	RearmTimer(ctx context.Context, task service.TimeoutTask) error
 }
 
 // gameSource lists the games table's records.
@@ -271,7 +272,7 @@ func (c cli) rearmOne(ctx context.Context, h timeoutHandler, task service.Timeou
 			}
 			pause *= 2
 		}
-		if err = h.HandleTimeout(ctx, task); err == nil {
+		if err = h.RearmTimer(ctx, task); err == nil {
 			return nil
 		}
 	}

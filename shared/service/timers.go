@@ -129,9 +129,10 @@ func (s *Service) HandleTimeout(ctx context.Context, task TimeoutTask) error {
 // RearmTimer is HandleTimeout for a game whose armed instant cannot be
 // trusted (its table was restored: the scheduler's timers are gone, the
 // records still claim them). It does what a delivery of the game's armed
-// timer does, and then gives the scheduler a timer for the instant the
-// record ends up claiming, itself, whether or not the claim changed; so it
-// is safe to repeat (cmd/ops rearm).
+// timer does, and then gives the scheduler a timer for the game's timer
+// (its deadline, or the AI watchdog's next look) itself, whether or not
+// the record claimed it already, and makes the record claim it; so it is
+// safe to repeat (cmd/ops rearm).
 func (s *Service) RearmTimer(ctx context.Context, task TimeoutTask) error {
 	return s.timerDue(ctx, task, true)
 }
@@ -201,14 +202,11 @@ func (s *Service) timerRound(ctx context.Context, task TimeoutTask, force bool) 
 		}
 		return nil
 	}
-	if theArmed && !want.After(task.Deadline) {
+	if !force && theArmed && !want.After(task.Deadline) {
 		// The armed timer fired before this clock says it was due (the
 		// scheduler's clock runs ahead): the next timer must be a later
 		// one, or nothing would be left to fire.
 		want = task.Deadline.Add(time.Millisecond)
-	}
-	if force && armed.After(now) && armed.Before(want) {
-		want = armed // keep the claim, and make it true
 	}
 	return s.armAt(ctx, cur, want, force)
 }
