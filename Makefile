@@ -4,7 +4,7 @@
 GO ?= go
 
 # The Lambda functions, by package directory under ./functions.
-FUNCTIONS := move timeout ai stream fanout
+FUNCTIONS := move timeout ai stream fanout effects
 
 # How every Lambda bootstrap is built: static (no cgo), without the legacy RPC
 # mode (lambda.norpc: provided.al2023 only speaks the Runtime API), trimmed.
@@ -30,7 +30,7 @@ ARM64_BOOTSTRAPS := $(FUNCTIONS:%=bin/%/bootstrap)
 NATIVE_BOOTSTRAPS := $(FUNCTIONS:%=bin/native/%/bootstrap)
 
 .PHONY: build build-native build-MoveFunction build-ViewFunction build-PollFunction build-TimeoutFunction build-AiFunction \
-	build-AiSeatFunction build-StreamFunction build-FanoutFunction \
+	build-AiSeatFunction build-StreamFunction build-FanoutFunction build-EffectsFunction \
 	lint run test test-deps check-tools strace chromium rie clean FORCE
 
 ## build: bin/<fn>/bootstrap for Lambda (linux/arm64), as deployed.
@@ -76,6 +76,9 @@ build-StreamFunction:
 
 build-FanoutFunction:
 	$(call go-lambda,arm64,./functions/fanout,$(artifacts-dir)/bootstrap)
+
+build-EffectsFunction:
+	$(call go-lambda,arm64,./functions/effects,$(artifacts-dir)/bootstrap)
 
 artifacts-dir = $(or $(ARTIFACTS_DIR),$(error ARTIFACTS_DIR is not set: this target is run by sam build))
 

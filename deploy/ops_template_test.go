@@ -105,9 +105,10 @@ func TestTemplateFailureDestinations(t *testing.T) {
 		dest, _ := mapAt(cfg, "DestinationConfig", "OnFailure")
 		checkQueue(t, tmpl, fn+" on-failure destination", dest)
 	}
-	// The schedules' own dead-letter queue: the timeout and fan-out
-	// functions name it, and the scheduler's role may send to it.
-	for _, fn := range []string{"TimeoutFunction", "FanoutFunction"} {
+	// The schedules' own dead-letter queue: the function that makes
+	// schedules (the effects consumer) names it, and the scheduler's role
+	// may send to it.
+	for _, fn := range []string{"EffectsFunction"} {
 		vars, _ := mapAt(tmpl.Properties(fn), "Environment", "Variables")
 		if got := fmt.Sprint(vars["SCHEDULE_DLQ_ARN"]); got != "map[Fn::GetAtt:[ScheduleDeadLetterQueue Arn]]" {
 			t.Errorf("%s SCHEDULE_DLQ_ARN = %s; want the schedule dead-letter queue", fn, got)

@@ -117,7 +117,7 @@ func dependsOn(tmpl *Template, s *stackFor, from, to string, seen map[string]boo
 // streamBound are the functions whose concurrency their event source
 // bounds (the games table's stream: shards × ParallelizationFactor), which
 // need no reservation of their own.
-var streamBound = []string{"FanoutFunction"}
+var streamBound = []string{"FanoutFunction", "EffectsFunction"}
 
 // TestTemplateReservedConcurrency: every function that is not
 // stream-bounded runs on reserved concurrency of its own, from a
@@ -256,15 +256,17 @@ func TestTemplateTableParameters(t *testing.T) {
 			}
 		}
 	}
-	evs, _ := mapAt(restored.props("FanoutFunction"), "Events")
-	for name, e := range evs {
-		m, _ := e.(map[string]any)
-		if m["Type"] != "DynamoDB" {
-			continue
-		}
-		p, _ := m["Properties"].(map[string]any)
-		if refOf(p["Stream"]) != "GamesTableStreamArn" {
-			t.Errorf("%s reads %v; want the restored table's stream", name, p["Stream"])
+	for _, fn := range streamBound {
+		evs, _ := mapAt(restored.props(fn), "Events")
+		for name, e := range evs {
+			m, _ := e.(map[string]any)
+			if m["Type"] != "DynamoDB" {
+				continue
+			}
+			p, _ := m["Properties"].(map[string]any)
+			if refOf(p["Stream"]) != "GamesTableStreamArn" {
+				t.Errorf("%s.%s reads %v; want the restored table's stream", fn, name, p["Stream"])
+			}
 		}
 	}
 }

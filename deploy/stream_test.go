@@ -98,37 +98,104 @@ func TestTemplateManageConnectionsIsScoped(t *testing.T) {
 	}
 }
 
-func TestTemplateChangeStreamFeedsFanout(t *testing.T) {
+// TestTemplateChangeStreamHasTwoConsumers: the games table's stream feeds
+// two functions (SPEC §16.4), the push and the after-write effects, each
+// with its own event source mapping (neither waits for the other) and no
+// third: DynamoDB Streams allows two readers of a shard. Each mapping
+// reports failed records, bisects a batch that crashes the function, and
+// bounds retries by the records' age alone, with more room than the
+// consumers' own retry window (StreamRetrySeconds), so a consumer writes a
+// record whole to the queue before Lambda gives up on it (Lambda's
+// on-failure destination gets only the batch's description).
+func TestTemplateChangeStreamHasTwoConsumers(t *testing.T) {
 	tmpl := loadRepoTemplate(t)
 	spec, _ := mapAt(tmpl.Properties("GamesTable"), "StreamSpecification")
 	if spec["StreamViewType"] != "NEW_AND_OLD_IMAGES" {
-		t.Errorf("GamesTable stream = %v; want NEW_AND_OLD_IMAGES (the fan-out compares the version with the one it replaced)", spec)
+		t.Errorf("GamesTable stream = %v; want NEW_AND_OLD_IMAGES (the consumers compare each version with the one it replaced)", spec)
 	}
-	evs, _ := mapAt(deployedWith(t, tmpl, nil).props("FanoutFunction"), "Events")
-	var found bool
-	for name, e := range evs {
-		ev, _ := e.(map[string]any)
-		if ev["Type"] != "DynamoDB" {
-			continue
-		}
-		found = true
-		p, _ := ev["Properties"].(map[string]any)
-		if got := fmt.Sprint(p["Stream"]); got != "map[Fn::GetAtt:[GamesTable StreamArn]]" {
-			t.Errorf("%s: Stream = %s; want the games table's", name, got)
-		}
-		batch, _ := p["BatchSize"].(int)
-		retries, _ := p["MaximumRetryAttempts"].(int)
-		if batch < 1 || batch > 1000 || p["BisectBatchOnFunctionError"] != true || retries < 1 || retries > 100 {
-			t.Errorf("%s: batch %v, bisect %v, retries %v; want a batch size, bisect on error and bounded retries", name, p["BatchSize"], p["BisectBatchOnFunctionError"], p["MaximumRetryAttempts"])
-		}
-		if types, _ := p["FunctionResponseTypes"].([]any); !slices.Contains(types, any("ReportBatchItemFailures")) {
-			t.Errorf("%s: FunctionResponseTypes %v; want ReportBatchItemFailures (HandleStreamRecords reports the failed record)", name, p["FunctionResponseTypes"])
-		}
-		dest, _ := mapAt(p, "DestinationConfig", "OnFailure")
-		checkQueue(t, tmpl, name+" on-failure destination", dest)
+	raw := loadRawTemplate(t)
+	params, _ := raw["Parameters"].(map[string]any)
+	window, _ := params["StreamRetrySeconds"].(map[string]any)
+	maxWindow, _ := window["MaxValue"].(int)
+	if maxWindow < 1 {
+		t.Fatalf("StreamRetrySeconds = %v; want a parameter with a MaxValue", window)
 	}
-	if !found {
-		t.Error("FanoutFunction has no DynamoDB stream event")
+	def := deployedWith(t, tmpl, nil)
+	var consumers []string
+	for _, fn := range tmpl.Functions {
+		evs, _ := mapAt(def.props(fn.LogicalID), "Events")
+		for name, e := range evs {
+			ev, _ := e.(map[string]any)
+			if ev["Type"] != "DynamoDB" {
+				continue
+			}
+			consumers = append(consumers, fn.LogicalID)
+			p, _ := ev["Properties"].(map[string]any)
+			where := fn.LogicalID + "." + name
+			if got := fmt.Sprint(p["Stream"]); got != "map[Fn::GetAtt:[GamesTable StreamArn]]" {
+				t.Errorf("%s: Stream = %s; want the games table's", where, got)
+			}
+			batch, _ := p["BatchSize"].(int)
+			retries, _ := p["MaximumRetryAttempts"].(int)
+			age, _ := p["MaximumRecordAgeInSeconds"].(int)
+			if batch < 1 || batch > 1000 || p["BisectBatchOnFunctionError"] != true || retries != -1 || age <= maxWindow+60 {
+				t.Errorf("%s: batch %v, bisect %v, retries %v, max age %v; want a batch size, bisect on error, retries bounded by age alone, the age over StreamRetrySeconds' maximum %d",
+					where, p["BatchSize"], p["BisectBatchOnFunctionError"], p["MaximumRetryAttempts"], p["MaximumRecordAgeInSeconds"], maxWindow)
+			}
+			if types, _ := p["FunctionResponseTypes"].([]any); !slices.Contains(types, any("ReportBatchItemFailures")) {
+				t.Errorf("%s: FunctionResponseTypes %v; want ReportBatchItemFailures (HandleStreamRecords reports the failed records)", where, p["FunctionResponseTypes"])
+			}
+			dest, _ := mapAt(p, "DestinationConfig", "OnFailure")
+			checkQueue(t, tmpl, where+" on-failure destination", dest)
+		}
+		vars, _ := mapAt(def.props(fn.LogicalID), "Environment", "Variables")
+		if slices.Contains(consumers, fn.LogicalID) {
+			if got := fmt.Sprint(vars["STREAM_DLQ_URL"]); got != "map[Ref:FanoutDeadLetterQueue]" {
+				t.Errorf("%s STREAM_DLQ_URL = %s; want the fan-out dead-letter queue", fn.LogicalID, got)
+			}
+			if got := fmt.Sprint(vars["STREAM_RETRY_SECONDS"]); got != "map[Ref:StreamRetrySeconds]" {
+				t.Errorf("%s STREAM_RETRY_SECONDS = %s; want the StreamRetrySeconds parameter", fn.LogicalID, got)
+			}
+			var maySend bool
+			for _, st := range policyStatements(tmpl, fn.LogicalID) {
+				maySend = maySend || (slices.Contains(st.actions, "sqs:SendMessage") && slices.Contains(st.resources, "GetAtt:FanoutDeadLetterQueue.Arn"))
+			}
+			if !maySend {
+				t.Errorf("%s may not send to FanoutDeadLetterQueue", fn.LogicalID)
+			}
+		}
+	}
+	slices.Sort(consumers)
+	if !slices.Equal(consumers, []string{"EffectsFunction", "FanoutFunction"}) {
+		t.Errorf("the stream's consumers = %q; want EffectsFunction (after-write effects) and FanoutFunction (pushes), no more", consumers)
+	}
+	// A whole record (two game items) fits a message.
+	if size, _ := tmpl.Properties("FanoutDeadLetterQueue")["MaximumMessageSize"].(int); size != 1048576 {
+		t.Errorf("FanoutDeadLetterQueue MaximumMessageSize = %d; want 1048576 (SQS's largest: a record's two images)", size)
+	}
+}
+
+// TestTemplateSchedulesAreOnlyCreated: lazy timers (SPEC §16.4) create
+// schedules and nothing else — no function may delete or list them, and
+// only the effects consumer creates them (the timeout function re-arms by
+// writing the game's armed instant).
+func TestTemplateSchedulesAreOnlyCreated(t *testing.T) {
+	tmpl := loadRepoTemplate(t)
+	var creators []string
+	for _, fn := range tmpl.Functions {
+		for _, st := range policyStatements(tmpl, fn.LogicalID) {
+			for _, a := range st.actions {
+				switch {
+				case a == "scheduler:CreateSchedule":
+					creators = append(creators, fn.LogicalID)
+				case strings.HasPrefix(a, "scheduler:"):
+					t.Errorf("%s may %s; lazy timers only create schedules", fn.LogicalID, a)
+				}
+			}
+		}
+	}
+	if !slices.Equal(creators, []string{"EffectsFunction"}) {
+		t.Errorf("functions that create schedules = %q; want EffectsFunction only", creators)
 	}
 }
 

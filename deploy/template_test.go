@@ -78,8 +78,10 @@ var specFunctions = []struct {
 		[]string{"AI_API_KEYS", "DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL"}},
 	{"AiSeatFunction", "./functions/ai",
 		[]string{"GAMES_TABLE", "LOG_LEVEL"}},
+	{"EffectsFunction", "./functions/effects",
+		[]string{"AI_FUNCTION_NAME", "DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "SCHEDULER_ROLE_ARN", "SCHEDULE_DLQ_ARN", "SCHEDULE_GROUP", "STREAM_DLQ_URL", "STREAM_RETRY_SECONDS", "TIMEOUT_FUNCTION_ARN"}},
 	{"FanoutFunction", "./functions/fanout",
-		[]string{"AI_FUNCTION_NAME", "DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "SCHEDULER_ROLE_ARN", "SCHEDULE_DLQ_ARN", "SCHEDULE_GROUP", "STREAM_ENDPOINT", "TIMEOUT_FUNCTION_ARN"}},
+		[]string{"DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "STREAM_DLQ_URL", "STREAM_ENDPOINT", "STREAM_RETRY_SECONDS"}},
 	{"MoveFunction", "./functions/move",
 		[]string{"DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL"}},
 	{"PollFunction", "./functions/move",
@@ -89,7 +91,7 @@ var specFunctions = []struct {
 	{"StreamFunction", "./functions/stream",
 		[]string{"DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "STREAM_ENDPOINT"}},
 	{"TimeoutFunction", "./functions/timeout",
-		[]string{"AI_FUNCTION_NAME", "DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "SCHEDULER_ROLE_ARN", "SCHEDULE_DLQ_ARN", "SCHEDULE_GROUP", "TIMEOUT_FUNCTION_ARN"}},
+		[]string{"AI_FUNCTION_NAME", "DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL"}},
 }
 
 func loadRepoTemplate(t *testing.T) *Template {
@@ -190,7 +192,7 @@ func TestMakefileBuildsEachFunction(t *testing.T) {
 	t.Run("build", func(t *testing.T) {
 		got := makeDryRun(t, makeTool, "build")
 		var want []string
-		for _, f := range []string{"move", "timeout", "ai", "stream", "fanout"} {
+		for _, f := range []string{"move", "timeout", "ai", "stream", "fanout", "effects"} {
 			want = append(want, flags+" -o bin/"+f+"/bootstrap ./functions/"+f)
 		}
 		if got != strings.Join(want, "\n") {

@@ -1,8 +1,11 @@
-// Command fanout consumes the games table's DynamoDB Stream: every committed
-// version is pushed to the game's stream subscribers and its effects (the
-// game's timer, an AI turn) are carried out, even when the process that
-// wrote it died right after the write. Failed records are reported back
-// (ReportBatchItemFailures) and delivered again.
+// Command fanout is the first consumer of the games table's DynamoDB
+// Stream: every committed version is pushed to the game's stream
+// subscribers, even when the process that wrote it died right after the
+// write. The version's after-write effects are the effects function's (the
+// other consumer), so a push that fails holds back no timer and no AI
+// turn. Failed records are reported back (ReportBatchItemFailures) and
+// delivered again; one given up on is written whole to the dead-letter
+// queue (cmd/ops redrive replays it).
 package main
 
 import (

@@ -1,6 +1,7 @@
 package lambdafn
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"chessapi/shared/aiplayer"
@@ -51,6 +53,9 @@ type Deps struct {
 	// NewPoster returns the sender to the connections of a WebSocket API
 	// stage (its https URL); stream and fanout only.
 	NewPoster func(endpoint string) (push.Poster, error)
+	// DeadLetters is where a stream consumer writes the records it gives
+	// up on (fanout and effects only).
+	DeadLetters DeadLetterQueue
 }
 
 // App is one function, wired: the service, and for the HTTP functions the
@@ -72,6 +77,12 @@ type App struct {
 	newPoster      func(endpoint string) (push.Poster, error)
 	streamEndpoint string // STREAM_ENDPOINT; "" takes it from the events
 	streams        streamCache
+
+	// The stream consumers (fanout and effects): fanout.go.
+	deadLetters  DeadLetterQueue
+	retryWindow  time.Duration
+	functionName string
+	doneRecords  recordSet
 }
 
 // NewApp wires fn on deps through the composition root (shared/app), adding
@@ -94,6 +105,9 @@ func NewApp(cfg Config, deps Deps) (*App, error) {
 	if sp.adapters.has(usesStream) && (deps.Connections == nil || deps.NewPoster == nil) {
 		return nil, fmt.Errorf("lambdafn: %s function: no stream connections or poster", cfg.Function)
 	}
+	if sp.adapters.has(usesDeadLetters) && deps.DeadLetters == nil {
+		return nil, fmt.Errorf("lambdafn: %s function: no dead-letter queue", cfg.Function)
+	}
 	if sp.adapters.has(usesEngine) {
 		// A Lambda instance serves one request at a time: one engine.
 		ac.Engine = aiplayer.NewPool(1, HashMB(cfg.MemoryMB))
@@ -112,7 +126,8 @@ func NewApp(cfg Config, deps Deps) (*App, error) {
 		return nil, fmt.Errorf("lambdafn: %s function: %w", cfg.Function, err)
 	}
 	a := &App{fn: cfg.Function, spec: sp, log: deps.Logger, metrics: deps.Metrics, app: wired, service: wired.Service,
-		connections: deps.Connections, newPoster: deps.NewPoster, streamEndpoint: cfg.StreamEndpoint}
+		connections: deps.Connections, newPoster: deps.NewPoster, streamEndpoint: cfg.StreamEndpoint,
+		deadLetters: deps.DeadLetters, retryWindow: cmp.Or(cfg.StreamRetryWindow, DefaultStreamRetryWindow), functionName: cfg.FunctionName}
 	if sp.handler.servesHTTP() {
 		a.httpProxy = httpadapter.NewV2(wired.Handler)
 	}
@@ -149,7 +164,7 @@ func NewLogger(w io.Writer, fn Function, level slog.Level) *slog.Logger {
 
 // FromEnv is a main's whole start-up: configuration from getenv (the
 // variables the wiring table lists), the AWS SDK configuration (which
-// applies AWS_ENDPOINT_URL_DYNAMODB, _SCHEDULER and _LAMBDA), the AWS
+// applies AWS_ENDPOINT_URL_DYNAMODB, _SCHEDULER, _LAMBDA and _SQS), the AWS
 // adapters the table names, the App and its start-up work. Any error here
 // means the function cannot serve.
 func FromEnv(ctx context.Context, fn Function, getenv func(string) string) (*App, error) {
@@ -196,11 +211,11 @@ func FromEnv(ctx context.Context, fn Function, getenv func(string) string) (*App
 }
 
 // awsAdapters builds the AWS adapters the function's entry in the wiring
-// table names. On AWS a commit's effects (the game's schedule, the AI turn)
-// are the fan-out's, which runs them from the games table's change stream;
-// so only the fan-out and the timeout function (which re-arms and
-// re-triggers without a write) get the scheduler and the AI trigger, and
-// the others hold no permission for them.
+// table names. On AWS a commit's effects (the game's timer, the AI turn)
+// are the effects consumer's, which runs them from the games table's change
+// stream; so only it gets the scheduler, and it and the timeout function
+// (which restarts an overdue AI seat without a write) the AI trigger; the
+// others hold no permission for them.
 func awsAdapters(awsCfg aws.Config, cfg Config) (Deps, error) {
 	sp := functions[cfg.Function]
 	fail := func(err error) (Deps, error) {
@@ -222,6 +237,9 @@ func awsAdapters(awsCfg aws.Config, cfg Config) (Deps, error) {
 		if deps.AITrigger, err = lambdainvoke.NewFromConfig(awsCfg, cfg.AIFunctionName); err != nil {
 			return fail(err)
 		}
+	}
+	if sp.adapters.has(usesDeadLetters) {
+		deps.DeadLetters = SQSQueue{Client: sqs.NewFromConfig(awsCfg), URL: cfg.StreamDeadLetterURL}
 	}
 	if !sp.adapters.has(usesData) || cfg.DataTable == "" {
 		return deps, nil

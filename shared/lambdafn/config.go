@@ -1,5 +1,5 @@
 // Package lambdafn is the Lambda side of the functions (move, timeout, ai,
-// stream, fanout): the one table of what each needs (functions.go), their
+// stream, fanout, effects): the one table of what each needs (functions.go), their
 // configuration from the environment (SPEC §10), the AWS adapters they are
 // wired to, and the event handlers their thin mains hand to aws-lambda-go.
 // The handlers take the functions' exact input types
@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"chessapi/shared/schedule/eventbridge"
 )
@@ -41,6 +42,15 @@ type Config struct {
 	// StreamEndpoint is where the fan-out posts (fanout; optional for
 	// stream).
 	StreamEndpoint string
+	// StreamDeadLetterURL is the SQS queue a stream consumer writes the
+	// records it gives up on to, whole (fanout, effects).
+	StreamDeadLetterURL string
+	// StreamRetryWindow is how long a stream consumer leaves a failing
+	// record on its shard to be delivered again before it gives up on it
+	// (fanout, effects).
+	StreamRetryWindow time.Duration
+	// FunctionName is the function's own name, as Lambda sets it.
+	FunctionName string
 }
 
 // ErrConfig is wrapped by every configuration error.

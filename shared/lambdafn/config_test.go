@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"chessapi/shared/schedule/eventbridge"
 )
@@ -20,6 +21,7 @@ var fullEnv = map[string]string{
 	"AI_FUNCTION_NAME":     "chessapi-ai",
 	"AI_API_KEY":           "partner-key",
 	"LOG_LEVEL":            "DEBUG",
+	"STREAM_DLQ_URL":       "https://sqs.eu-central-1.amazonaws.com/123456789012/chessapi-fanout-dlq",
 }
 
 // dataTable adds the data table, which move and timeout need (the ai
@@ -61,13 +63,19 @@ func TestLoadConfig(t *testing.T) {
 		want    Config
 	}{
 		// The move function reads its tables only: the scheduler's and the
-		// AI function's variables are the fan-out's and timeout's business.
+		// AI function's variables are the effects consumer's and timeout's
+		// business.
 		{"move", Move, dataTable(nil), Config{Function: Move, GamesTable: "chessapi-games", DataTable: "chessapi-data", LogLevel: slog.LevelDebug}},
+		// The timeout function re-arms by writing: no scheduler.
 		{"timeout", Timeout, dataTable(map[string]string{"LOG_LEVEL": "warn"}), Config{Function: Timeout, GamesTable: "chessapi-games",
-			Schedule: schedule, AIFunctionName: "chessapi-ai", DataTable: "chessapi-data", LogLevel: slog.LevelWarn}},
-		{"fanout", Fanout, dataTable(map[string]string{"STREAM_ENDPOINT": "https://abc.execute-api.eu-central-1.amazonaws.com/v1"}),
-			Config{Function: Fanout, GamesTable: "chessapi-games", Schedule: schedule, AIFunctionName: "chessapi-ai", DataTable: "chessapi-data",
-				StreamEndpoint: "https://abc.execute-api.eu-central-1.amazonaws.com/v1", LogLevel: slog.LevelDebug}},
+			AIFunctionName: "chessapi-ai", DataTable: "chessapi-data", LogLevel: slog.LevelWarn}},
+		{"fanout pushes only", Fanout, dataTable(map[string]string{"STREAM_ENDPOINT": "https://abc.execute-api.eu-central-1.amazonaws.com/v1", "AWS_LAMBDA_FUNCTION_NAME": "chessapi-fanout"}),
+			Config{Function: Fanout, GamesTable: "chessapi-games", DataTable: "chessapi-data",
+				StreamEndpoint: "https://abc.execute-api.eu-central-1.amazonaws.com/v1", LogLevel: slog.LevelDebug,
+				StreamDeadLetterURL: fullEnv["STREAM_DLQ_URL"], StreamRetryWindow: DefaultStreamRetryWindow, FunctionName: "chessapi-fanout"}},
+		{"effects", Effects, dataTable(map[string]string{"STREAM_RETRY_SECONDS": "90"}),
+			Config{Function: Effects, GamesTable: "chessapi-games", Schedule: schedule, AIFunctionName: "chessapi-ai", DataTable: "chessapi-data",
+				LogLevel: slog.LevelDebug, StreamDeadLetterURL: fullEnv["STREAM_DLQ_URL"], StreamRetryWindow: 90 * time.Second}},
 		{"stream", Stream, dataTable(nil), Config{Function: Stream, GamesTable: "chessapi-games", DataTable: "chessapi-data", LogLevel: slog.LevelDebug}},
 		{"ai reads the keys' table and the bootstrap key, not the AI function", AI, map[string]string{"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "1769", "DATA_TABLE": "chessapi-data"},
 			Config{Function: AI, GamesTable: "chessapi-games", AIAPIKey: "partner-key",
@@ -107,12 +115,16 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"move without table", Move, dataTable(map[string]string{"GAMES_TABLE": ""}), []string{"GAMES_TABLE"}, ""},
 		{"move without data table", Move, nil, []string{"DATA_TABLE"}, ""},
 		{"blank counts as missing", Timeout, dataTable(map[string]string{"GAMES_TABLE": "  "}), []string{"GAMES_TABLE"}, ""},
-		{"all missing named at once", Fanout, map[string]string{"GAMES_TABLE": "", "SCHEDULE_GROUP": "", "AI_FUNCTION_NAME": ""},
-			[]string{"GAMES_TABLE", "DATA_TABLE", "STREAM_ENDPOINT", "SCHEDULE_GROUP", "AI_FUNCTION_NAME"}, ""},
+		{"all missing named at once", Effects, map[string]string{"GAMES_TABLE": "", "SCHEDULE_GROUP": "", "AI_FUNCTION_NAME": "", "STREAM_DLQ_URL": ""},
+			[]string{"GAMES_TABLE", "DATA_TABLE", "SCHEDULE_GROUP", "AI_FUNCTION_NAME", "STREAM_DLQ_URL"}, ""},
 		{"timeout needs the AI function", Timeout, dataTable(map[string]string{"AI_FUNCTION_NAME": ""}), []string{"AI_FUNCTION_NAME"}, ""},
-		{"timeout needs the scheduler", Timeout, dataTable(map[string]string{"SCHEDULER_ROLE_ARN": "", "TIMEOUT_FUNCTION_ARN": ""}),
+		{"effects needs the scheduler", Effects, dataTable(map[string]string{"SCHEDULER_ROLE_ARN": "", "TIMEOUT_FUNCTION_ARN": ""}),
 			[]string{"SCHEDULER_ROLE_ARN", "TIMEOUT_FUNCTION_ARN"}, ""},
 		{"fanout needs the endpoint", Fanout, dataTable(nil), []string{"STREAM_ENDPOINT"}, ""},
+		{"fanout needs the dead-letter queue", Fanout, dataTable(map[string]string{"STREAM_ENDPOINT": "https://x.example/v1", "STREAM_DLQ_URL": ""}), []string{"STREAM_DLQ_URL"}, ""},
+		{"dead-letter queue is not a URL", Effects, dataTable(map[string]string{"STREAM_DLQ_URL": "chessapi-fanout-dlq"}), nil, "STREAM_DLQ_URL"},
+		{"retry window is not seconds", Fanout, dataTable(map[string]string{"STREAM_ENDPOINT": "https://x.example/v1", "STREAM_RETRY_SECONDS": "5m"}), nil, "STREAM_RETRY_SECONDS"},
+		{"retry window over the mapping's maximum age", Effects, dataTable(map[string]string{"STREAM_RETRY_SECONDS": "3600"}), nil, "STREAM_RETRY_SECONDS"},
 		{"stream needs the data table", Stream, nil, []string{"DATA_TABLE"}, ""},
 		{"bad log level", Move, dataTable(map[string]string{"LOG_LEVEL": "loud"}), nil, "LOG_LEVEL"},
 		{"bad memory size", AI, map[string]string{"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "lots", "DATA_TABLE": "chessapi-data"}, nil, "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"},
@@ -120,9 +132,9 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"bootstrap key without the table to count it", AI, nil, nil, "AI_API_KEY"},
 		{"bootstrap key with keys off", AI, map[string]string{"AI_API_KEYS": "off", "DATA_TABLE": "chessapi-data"}, nil, "AI_API_KEY"},
 		{"keys neither required nor off", AI, map[string]string{"AI_API_KEYS": "optional"}, nil, "AI_API_KEYS"},
-		{"role is not an ARN", Timeout, dataTable(map[string]string{"SCHEDULER_ROLE_ARN": "chessapi-scheduler"}), nil, "SCHEDULER_ROLE_ARN"},
-		{"target is not an ARN", Fanout, dataTable(map[string]string{"STREAM_ENDPOINT": "https://x.example/v1", "TIMEOUT_FUNCTION_ARN": "chessapi-timeout"}), nil, "TIMEOUT_FUNCTION_ARN"},
-		{"dead-letter queue is not an ARN", Timeout, dataTable(map[string]string{"SCHEDULE_DLQ_ARN": "chessapi-dlq"}), nil, "SCHEDULE_DLQ_ARN"},
+		{"role is not an ARN", Effects, dataTable(map[string]string{"SCHEDULER_ROLE_ARN": "chessapi-scheduler"}), nil, "SCHEDULER_ROLE_ARN"},
+		{"target is not an ARN", Effects, dataTable(map[string]string{"TIMEOUT_FUNCTION_ARN": "chessapi-timeout"}), nil, "TIMEOUT_FUNCTION_ARN"},
+		{"dead-letter queue is not an ARN", Effects, dataTable(map[string]string{"SCHEDULE_DLQ_ARN": "chessapi-dlq"}), nil, "SCHEDULE_DLQ_ARN"},
 		{"endpoint is not a URL", Stream, dataTable(map[string]string{"STREAM_ENDPOINT": "execute-api/v1"}), nil, "STREAM_ENDPOINT"},
 	}
 	for _, tt := range tests {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"chessapi/shared/aitrigger/lambdainvoke"
 	"chessapi/shared/schedule/eventbridge"
@@ -26,7 +27,8 @@ const (
 	Timeout Function = "timeout" // target of the deadline schedules
 	AI      Function = "ai"      // POST /v1/ai/move and async AI-seat moves
 	Stream  Function = "stream"  // the WebSocket API's routes ($connect, $disconnect, messages)
-	Fanout  Function = "fanout"  // the games table's change stream: push and commit effects
+	Fanout  Function = "fanout"  // the games table's change stream: each version pushed to its subscribers
+	Effects Function = "effects" // the games table's change stream: each version's after-write effects
 )
 
 // spec is one function's declaration.
@@ -42,12 +44,13 @@ var functions = map[Function]spec{
 	// AI turns are the fan-out's.
 	Move: {handleHTTP, usesData,
 		[]need{{envGamesTable, required}, {envDataTable, required}, {envLogLevel, optional}}},
-	// The deadline schedules' target: it ends games and, without writing,
-	// re-arms a timer or restarts an overdue AI seat (so it schedules and
-	// triggers itself); a flag fall in a rated game reads both ratings.
-	Timeout: {handleTimeout, usesData | usesScheduler | usesAITrigger,
+	// The deadline schedules' target: it ends games, re-arms a game's
+	// timer by writing its armed instant (the effects consumer makes the
+	// schedule from the stream: this function never calls the scheduler)
+	// and restarts an overdue AI seat itself; a flag fall in a rated game
+	// reads both ratings.
+	Timeout: {handleTimeout, usesData | usesAITrigger,
 		[]need{{envGamesTable, required}, {envDataTable, required},
-			{envScheduleGroup, required}, {envSchedulerRole, required}, {envTimeoutTarget, required}, {envScheduleDLQ, optional},
 			{envAIFunction, required}, {envLogLevel, optional}}},
 	// POST /v1/ai/move and the AI seats' turns, one engine sized from the
 	// function's memory. The keys live in the data table; DATA_TABLE is
@@ -61,12 +64,18 @@ var functions = map[Function]spec{
 	// the stage the event came from unless STREAM_ENDPOINT says otherwise.
 	Stream: {handleWebSocket, usesData | usesStream,
 		[]need{{envGamesTable, required}, {envDataTable, required}, {envStreamEndpoint, optional}, {envLogLevel, optional}}},
-	// The games table's change stream: each committed version is pushed to
-	// its subscribers and its effects run (timer, AI turn, ratings).
-	Fanout: {handleStreamRecords, usesData | usesScheduler | usesAITrigger | usesStream,
+	// The games table's change stream, first consumer: each committed
+	// version is pushed to its subscribers (fanout.go).
+	Fanout: {handleStreamRecords, usesData | usesStream | usesDeadLetters,
 		[]need{{envGamesTable, required}, {envDataTable, required}, {envStreamEndpoint, required},
+			{envStreamDLQ, required}, {envStreamRetry, optional}, {envFunctionName, optional}, {envLogLevel, optional}}},
+	// The games table's change stream, second consumer: each version's
+	// after-write effects (the timer's armed instant backed, the AI turn
+	// started, a rated result applied), never held by a push (fanout.go).
+	Effects: {handleStreamRecords, usesData | usesScheduler | usesAITrigger | usesDeadLetters,
+		[]need{{envGamesTable, required}, {envDataTable, required},
 			{envScheduleGroup, required}, {envSchedulerRole, required}, {envTimeoutTarget, required}, {envScheduleDLQ, optional},
-			{envAIFunction, required}, {envLogLevel, optional}}},
+			{envAIFunction, required}, {envStreamDLQ, required}, {envStreamRetry, optional}, {envFunctionName, optional}, {envLogLevel, optional}}},
 }
 
 // handler is the event a function's handler takes.
@@ -77,7 +86,7 @@ const (
 	handleTimeout                      // the schedules' service.TimeoutTask: App.HandleTimeout
 	handleAI                           // HTTP requests or service.AITask: App.HandleAI
 	handleWebSocket                    // the WebSocket API's routes: App.HandleWebSocket
-	handleStreamRecords                // DynamoDB Stream batches: App.HandleStreamRecords
+	handleStreamRecords                // DynamoDB Stream batches: App.HandleStreamRecords (the function is the consumer's role)
 )
 
 // servesHTTP reports whether the handler answers HTTP API requests.
@@ -93,6 +102,7 @@ const (
 	usesEngine                         // one search engine
 	usesAPIKeys                        // POST /v1/ai/move's keys and their counters (data table)
 	usesStream                         // the stream's connections (data table) and the @connections poster
+	usesDeadLetters                    // the SQS queue a stream consumer writes the records it gives up on to
 )
 
 func (a adapters) has(b adapters) bool { return a&b == b }
@@ -142,6 +152,17 @@ const (
 	// the fan-out posts. The stream function takes it from its events
 	// unless this is set.
 	EnvStreamEndpoint = "STREAM_ENDPOINT"
+	// EnvStreamDLQ is the URL of the SQS queue the stream consumers write
+	// a record to, whole, when they give up on it (fanout, effects).
+	EnvStreamDLQ = "STREAM_DLQ_URL"
+	// EnvStreamRetry is how many seconds a stream consumer keeps retrying
+	// a failing record on its shard (the event source mapping delivers it
+	// again) before it writes it to the queue instead; default
+	// DefaultStreamRetryWindow.
+	EnvStreamRetry = "STREAM_RETRY_SECONDS"
+	// EnvFunctionName is set by Lambda itself to the function's name; a
+	// dead-lettered record names the function to replay it through.
+	EnvFunctionName = "AWS_LAMBDA_FUNCTION_NAME"
 )
 
 var (
@@ -203,6 +224,29 @@ var (
 			return fmt.Errorf("= %q is not a positive whole number of MB", v)
 		}
 		c.MemoryMB = mb
+		return nil
+	}}
+	envStreamDLQ = &envVar{EnvStreamDLQ, func(c *Config, v string) error {
+		c.StreamDeadLetterURL = strings.TrimSpace(v)
+		if c.StreamDeadLetterURL != "" && !strings.HasPrefix(c.StreamDeadLetterURL, "https://") && !strings.HasPrefix(c.StreamDeadLetterURL, "http://") {
+			return fmt.Errorf("= %q is not a queue URL", c.StreamDeadLetterURL)
+		}
+		return nil
+	}}
+	envStreamRetry = &envVar{EnvStreamRetry, func(c *Config, v string) error {
+		c.StreamRetryWindow = DefaultStreamRetryWindow
+		if v = strings.TrimSpace(v); v == "" {
+			return nil
+		}
+		sec, err := strconv.Atoi(v)
+		if err != nil || sec < 1 || sec > maxStreamRetrySeconds {
+			return fmt.Errorf("= %q is not a whole number of seconds from 1 to %d", v, maxStreamRetrySeconds)
+		}
+		c.StreamRetryWindow = time.Duration(sec) * time.Second
+		return nil
+	}}
+	envFunctionName = &envVar{EnvFunctionName, func(c *Config, v string) error {
+		c.FunctionName = strings.TrimSpace(v)
 		return nil
 	}}
 	envLogLevel = &envVar{EnvLogLevel, func(c *Config, v string) error {

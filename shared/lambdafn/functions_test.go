@@ -31,6 +31,7 @@ var templateFunctions = map[string]Function{
 	"AiSeatFunction":  AI,
 	"StreamFunction":  Stream,
 	"FanoutFunction":  Fanout,
+	"EffectsFunction": Effects,
 }
 
 // TestWiringTableMatchesTemplate: every variable a function requires is
@@ -132,6 +133,7 @@ func TestAWSAdaptersFollowTheTable(t *testing.T) {
 			{"players", deps.Players != nil, usesData},
 			{"API keys", deps.APIKeys != nil && deps.KeyCounter != nil, usesAPIKeys},
 			{"stream connections", deps.Connections != nil && deps.NewPoster != nil, usesStream},
+			{"dead-letter queue", deps.DeadLetters != nil, usesDeadLetters},
 		} {
 			if c.has != sp.adapters.has(c.want) {
 				t.Errorf("%s: %s = %v; the table says %v", fn, c.what, c.has, sp.adapters.has(c.want))
@@ -157,7 +159,7 @@ func TestHandlerFollowsTheTable(t *testing.T) {
 	f := newFixture(t, "")
 	poster := newRecordingPoster()
 	for fn, sp := range functions {
-		deps := Deps{Config: service.Config{Store: f.store}, Connections: noConnections{}, NewPoster: poster.poster}
+		deps := Deps{Config: service.Config{Store: f.store}, Connections: noConnections{}, NewPoster: poster.poster, DeadLetters: &recordingQueue{}}
 		a, err := NewApp(Config{Function: fn, AIKeysOff: true}, deps)
 		if err != nil {
 			t.Fatalf("NewApp(%s): %v", fn, err)
@@ -184,8 +186,11 @@ func TestHandlerFollowsTheTable(t *testing.T) {
 			t.Errorf("%s: serves HTTP = %v; the table says %v", fn, a.httpProxy != nil, sp.handler.servesHTTP())
 		}
 	}
-	if _, err := NewApp(Config{Function: Fanout}, Deps{Config: service.Config{Store: f.store}}); err == nil {
+	if _, err := NewApp(Config{Function: Fanout}, Deps{Config: service.Config{Store: f.store}, DeadLetters: &recordingQueue{}}); err == nil {
 		t.Error("NewApp(fanout) without the stream's connections = nil error; want one")
+	}
+	if _, err := NewApp(Config{Function: Effects}, Deps{Config: service.Config{Store: f.store}}); err == nil {
+		t.Error("NewApp(effects) without a dead-letter queue = nil error; want one")
 	}
 	if _, err := NewApp(Config{Function: "billing"}, Deps{Config: service.Config{Store: f.store}}); err == nil {
 		t.Error(`NewApp("billing") = nil error; want one for an unknown function`)

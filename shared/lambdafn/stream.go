@@ -16,13 +16,13 @@ import (
 	"chessapi/shared/game"
 	"chessapi/shared/obs"
 	"chessapi/shared/push"
-	"chessapi/shared/store/dynamostore"
 )
 
 // The stream on AWS: the WebSocket API's routes (the stream function) and
-// the games table's change stream (the fan-out function). The HTTP edge's
-// API Gateway transport (api.GatewayStream) does the work; these handlers
-// take the events as Lambda delivers them.
+// the push side of the games table's change stream (the fan-out function;
+// its batches are fanout.go's). The HTTP edge's API Gateway transport
+// (api.GatewayStream) does the work; these handlers take the events as
+// Lambda delivers them.
 
 // HandleWebSocket serves the WebSocket API's routes: $connect (a
 // malformed token refuses the connection: a non-2xx answer),
@@ -119,80 +119,17 @@ type streamCache struct {
 	byEndpoint map[string]*api.GatewayStream
 }
 
-// HandleStreamRecords is the fan-out: for each record of the games table's
-// change stream (a committed version), the version is pushed to the game's
-// subscribers and the commit's effects run (the game's timer, the AI). On a
-// failure the records from the failed one on are reported for retry
-// (ReportBatchItemFailures), in order, so a game's versions stay in order;
-// the event source mapping's bisect and on-failure destination bound the
-// retries.
-func (a *App) HandleStreamRecords(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-	var resp events.DynamoDBEventResponse
-	gs, err := a.gatewayStream(events.APIGatewayWebsocketProxyRequestContext{})
-	if err != nil {
-		return resp, err
-	}
-	for i, r := range ev.Records {
-		if err := a.fanoutRecord(ctx, gs, r); err != nil {
-			a.log.Error("fan-out failed; the stream delivers the record again", "eventId", r.EventID, "seq", r.Change.SequenceNumber, "err", err)
-			for _, rest := range ev.Records[i:] {
-				resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: rest.Change.SequenceNumber})
-			}
-			return resp, nil
-		}
-	}
-	return resp, nil
-}
-
-// fanoutRecord decodes a record once and hands the states to the record's
-// two consumers, in order: the push to the game's subscribers, then the
-// commit's effects (Service.Committed). Each takes only the decoded states,
-// so each can become a stream consumer of its own.
-func (a *App) fanoutRecord(ctx context.Context, gs *api.GatewayStream, r events.DynamoDBEventRecord) error {
-	if r.EventName != "INSERT" && r.EventName != "MODIFY" {
-		return nil // REMOVE: a TTL deletion of a finished game
-	}
-	prev, next, err := a.decodeRecord(r)
-	if err != nil {
-		return err
-	}
-	ctx = a.withRequest(ctx, r.EventID, "fanout", next.GameID)
-	start := time.Now()
+// pushRecord is the push side of the fan-out (fanout.go calls it for every
+// new version of a game, prev being the version it replaced, nil for a new
+// game): the version goes to the game's subscribers. An error means the
+// record is to be delivered again.
+func (a *App) pushRecord(ctx context.Context, gs *api.GatewayStream, prev, next *game.State) error {
 	sent, err := gs.Deliver(ctx, next)
 	if err != nil {
-		a.metrics.Count(obs.MetricPushFailures, 1)
-		return fmt.Errorf("push %s v%d: %w", next.GameID, next.Version, err)
+		return fmt.Errorf("push: %w", err)
 	}
-	if err := a.service.Committed(ctx, prev, next); err != nil {
-		return fmt.Errorf("effects of %s v%d: %w", next.GameID, next.Version, err)
-	}
-	obs.Logger(ctx).InfoContext(ctx, "record fanned out", "version", next.Version, "sent", sent, "ms", time.Since(start).Milliseconds())
+	obs.Logger(ctx).InfoContext(ctx, "record pushed", "version", next.Version, "sent", sent)
 	return nil
-}
-
-// decodeRecord reads a record's images into the committed state and the
-// one it replaced (nil for a new game).
-func (a *App) decodeRecord(r events.DynamoDBEventRecord) (prev, next *game.State, err error) {
-	image := func(which string, img map[string]events.DynamoDBAttributeValue) (*game.State, error) {
-		rec, err := dynamostore.DecodeStreamImage(img)
-		if err != nil {
-			return nil, fmt.Errorf("%s image: %w", which, err)
-		}
-		st, err := a.service.Decode(rec)
-		if err != nil {
-			return nil, fmt.Errorf("%s image: %w", which, err)
-		}
-		return st, nil
-	}
-	if next, err = image("new", r.Change.NewImage); err != nil {
-		return nil, nil, err
-	}
-	if len(r.Change.OldImage) > 0 {
-		if prev, err = image("old", r.Change.OldImage); err != nil {
-			return nil, nil, err
-		}
-	}
-	return prev, next, nil
 }
 
 // header reads a header by name in any case (WebSocket events keep the

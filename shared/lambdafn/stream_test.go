@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"slices"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -87,8 +88,10 @@ type streamFixture struct {
 	*fixture
 	data   push.Connections // the data table's, as the functions see it
 	poster *recordingPoster
+	dlq    *recordingQueue
 	stream *App
-	fanout *App
+	fanout *App // the push consumer
+	effect *App // the after-write effects consumer
 }
 
 func newStreamFixture(t *testing.T) *streamFixture {
@@ -101,13 +104,18 @@ func newStreamFixture(t *testing.T) *streamFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &streamFixture{fixture: newFixture(t, ""), data: StreamConnections(data), poster: newRecordingPoster()}
+	f := &streamFixture{fixture: newFixture(t, ""), data: StreamConnections(data), poster: newRecordingPoster(), dlq: &recordingQueue{}}
 	deps := Deps{Config: service.Config{Store: f.store, Now: f.clock.Now}, Connections: f.data, NewPoster: f.poster.poster}
 	if f.stream, err = NewApp(Config{Function: Stream}, deps); err != nil {
 		t.Fatal(err)
 	}
-	deps.Scheduler, deps.AITrigger = f.sched, f.trigger
+	deps.DeadLetters = f.dlq
 	if f.fanout, err = NewApp(Config{Function: Fanout, StreamEndpoint: "https://stand-in.example/v1"}, deps); err != nil {
+		t.Fatal(err)
+	}
+	deps.Scheduler, deps.AITrigger = f.sched, f.trigger
+	deps.Connections, deps.NewPoster = nil, nil
+	if f.effect, err = NewApp(Config{Function: Effects}, deps); err != nil {
 		t.Fatal(err)
 	}
 	return f
@@ -139,9 +147,11 @@ func connOf(ev deploy.Event) string { return ev.WebSocket.RequestContext.Connect
 // TestStreamEvents replays events/stream and events/fanout: white connects
 // with a header token, black with ?token=, a spectator with none; all
 // subscribe to the sample game; the change stream's record of 1. e4 then
-// reaches each with its own view, and the commit's effects run (black's
-// first-move timer). Ping, an unknown action, a malformed token and a
-// disconnect (white's seat is then disconnected) follow.
+// reaches each with its own view (the push consumer), and the commit's
+// effects run (the effects consumer: the armed first-move timer of the
+// join is kept, black's first move being due later). Ping, an unknown
+// action, a malformed token and a disconnect (white's seat is then
+// disconnected) follow.
 func TestStreamEvents(t *testing.T) {
 	f := newStreamFixture(t)
 	evs := loadEvents(t)
@@ -211,17 +221,30 @@ func TestStreamEvents(t *testing.T) {
 			t.Errorf("%s: events %+v; want the move's events", conn, m.Events)
 		}
 	}
-	// The commit's effect: black's first-move deadline is scheduled.
-	if tasks := f.sched.Tasks(); len(tasks) != 1 || tasks[0].GameID != deploy.SampleGameID || tasks[0].Version != 3 {
-		t.Errorf("scheduled after the fan-out: %+v; want the game's timer for version 3", tasks)
+	// The pushes are the push consumer's alone: no timer, no AI.
+	if tasks := f.sched.Tasks(); len(tasks) != 0 {
+		t.Errorf("scheduled by the push consumer: %+v; want nothing", tasks)
 	}
-	// At-least-once delivery: the same record again posts version 3 again
-	// (clients drop versions they have) and schedules nothing new.
+	// The effects consumer: the record keeps the armed instant of its
+	// predecessor (the join's first-move timer; black's first move is due
+	// later), so nothing is scheduled, and nothing is posted.
+	if resp, err := f.effect.HandleStreamRecords(context.Background(), batch); err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("effects of commit-e4.json: %+v, %v; want every record done", resp, err)
+	}
+	if tasks := f.sched.Tasks(); len(tasks) != 0 {
+		t.Errorf("scheduled for a record keeping its armed instant: %+v; want nothing (lazy timers)", tasks)
+	}
+	if got := f.poster.take(white); len(got) != 0 {
+		t.Errorf("the effects consumer posted %+v", got)
+	}
+	// At-least-once delivery: the same record again, to the same
+	// instance, is remembered and not pushed again (clients would drop
+	// it; another instance would push it again, as harmlessly).
 	if _, err := f.fanout.HandleStreamRecords(context.Background(), batch); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.poster.take(white); len(got) != 1 || got[0].Version != 3 {
-		t.Errorf("redelivery posted %+v to white; want version 3 once more", got)
+	if got := f.poster.take(white); len(got) != 0 {
+		t.Errorf("redelivery to the same instance posted %+v to white; want nothing again", got)
 	}
 
 	f.ws(t, evs["stream/ping.json"])
@@ -248,9 +271,10 @@ func TestStreamEvents(t *testing.T) {
 	}
 }
 
-// TestFanoutReportsFailedRecords: a record that cannot be done is reported
-// with every record after it (a game's versions stay in order), the ones
-// before it are not; a connection that is gone is dropped, not retried.
+// TestFanoutReportsFailedRecords: a record that can never be done (its
+// image does not decode) is written whole to the dead-letter queue and
+// its game's next record is done; a push that fails is reported to be
+// delivered again; a connection that is gone is dropped, not retried.
 func TestFanoutReportsFailedRecords(t *testing.T) {
 	f := newStreamFixture(t)
 	evs := loadEvents(t)
@@ -268,27 +292,26 @@ func TestFanoutReportsFailedRecords(t *testing.T) {
 	}
 	rec := one.Records[0]
 	removed := rec
-	removed.EventName, removed.Change.SequenceNumber = "REMOVE", "100"
+	removed.EventName, removed.EventID, removed.Change.SequenceNumber = "REMOVE", "removed", "100"
 	broken := rec
-	broken.Change.SequenceNumber = "200"
+	broken.EventID, broken.Change.SequenceNumber = "broken", "200"
 	broken.Change.NewImage = map[string]events.DynamoDBAttributeValue{"gameId": events.NewStringAttribute("x")}
-	later := rec
-	later.Change.SequenceNumber = "300"
-	batch := events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{removed, rec, broken, later}}
+	batch := events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{removed, broken, rec}}
 
 	resp, err := f.fanout.HandleStreamRecords(context.Background(), batch)
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("fan-out: %+v, %v; want nothing to deliver again", resp, err)
 	}
-	var failed []string
-	for _, it := range resp.BatchItemFailures {
-		failed = append(failed, it.ItemIdentifier)
+	if got := f.poster.take(white); len(got) != 1 || got[0].Version != 3 {
+		t.Errorf("white got %+v; want the change of the record after the broken one", got)
 	}
-	if !slices.Equal(failed, []string{"200", "300"}) {
-		t.Errorf("failed items = %q; want the broken record and the one after it", failed)
+	letters := f.dlq.take()
+	if len(letters) != 1 {
+		t.Fatalf("dead letters = %d; want the broken record", len(letters))
 	}
-	if got := f.poster.take(white); len(got) != 1 {
-		t.Errorf("white got %d messages; want the one change before the broken record", len(got))
+	d, err := DecodeDeadLetter(letters[0])
+	if err != nil || d.Role != string(Fanout) || d.Record.EventID != "broken" || !reflect.DeepEqual(d.Record, broken) {
+		t.Errorf("dead letter %+v, %v; want the broken record whole, from the fanout role", d, err)
 	}
 
 	// Black's connection is gone (410): dropped at the first post, and its
@@ -297,9 +320,15 @@ func TestFanoutReportsFailedRecords(t *testing.T) {
 	f.poster.gone[black] = true
 	f.poster.failing[white] = true
 	f.poster.mu.Unlock()
-	resp, err = f.fanout.HandleStreamRecords(context.Background(), one)
+	again := rec
+	again.EventID = "again"
+	again.Change.ApproximateCreationDateTime = events.SecondsEpochTime{Time: time.Now()}
+	resp, err = f.fanout.HandleStreamRecords(context.Background(), events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{again}})
 	if err != nil || len(resp.BatchItemFailures) != 1 {
 		t.Errorf("fan-out with a failing post: %+v, %v; want the record reported for retry", resp, err)
+	}
+	if n := len(f.dlq.take()); n != 0 {
+		t.Errorf("a fresh record failing its push was dead-lettered (%d); want it delivered again", n)
 	}
 	if _, err := f.data.Connection(context.Background(), black); !errors.Is(err, push.ErrNoConnection) {
 		t.Errorf("black's gone connection: %v; want it deleted", err)

@@ -37,6 +37,9 @@ const (
 	MetricPushFailures      = "PushFailures"
 	MetricStaleConnections  = "StaleConnections"
 	MetricEffectRetries     = "EffectRetries"
+	// The games table's stream consumers (lambdafn fanout.go).
+	MetricStreamRecordsRetried      = "StreamRecordsRetried"
+	MetricStreamRecordsDeadLettered = "StreamRecordsDeadLettered"
 	// Deadlines.
 	MetricTimeoutLateMs = "TimeoutLateMs"
 )
@@ -63,11 +66,13 @@ var registry = []MetricSpec{
 	{MetricAIThinkMs, UnitMilliseconds, "engine search time of one AI move (AI seat or POST /v1/ai/move)"},
 	{MetricAINodes, UnitCount, "nodes searched for one AI move"},
 	{MetricAIRetriggers, UnitCount, "an unanswered AI turn started again by the watchdog timer"},
-	{MetricScheduleFailures, UnitCount, "arming or cancelling a game's deadline schedule failed after its bounded retries"},
+	{MetricScheduleFailures, UnitCount, "arming a game's timer (a schedule) failed after its bounded retries"},
 	{MetricAITriggerFailures, UnitCount, "starting an AI turn (async invoke) failed after its bounded retries"},
 	{MetricPushFailures, UnitCount, "a push to a live connection failed (other than the connection being gone)"},
 	{MetricStaleConnections, UnitCount, "a push found its connection gone (410); the connection was dropped"},
 	{MetricEffectRetries, UnitCount, "one failed attempt of an effect that will be tried again"},
+	{MetricStreamRecordsRetried, UnitCount, "a stream record a consumer answered to be delivered again (failed, or not reached before the deadline)"},
+	{MetricStreamRecordsDeadLettered, UnitCount, "a stream record a consumer gave up on and wrote whole to the dead-letter queue"},
 	{MetricTimeoutLateMs, UnitMilliseconds, "how long after its deadline a timeout task was handled"},
 }
 
