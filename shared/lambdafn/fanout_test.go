@@ -186,7 +186,12 @@ func TestBatchFailureHoldsItsGameOnly(t *testing.T) {
 	// Delivered again from the failed record: what was done is not done
 	// again.
 	done = nil
-	_, resp = f.handle(t.Context(), func(context.Context, streamRecord) error { mu.Lock(); defer mu.Unlock(); done = append(done, "x"); return nil }, records[2:]...)
+	_, resp = f.handle(t.Context(), func(context.Context, streamRecord) error {
+		mu.Lock()
+		defer mu.Unlock()
+		done = append(done, "x")
+		return nil
+	}, records[2:]...)
 	if len(resp.BatchItemFailures) != 0 || len(done) != 2 {
 		t.Errorf("redelivery: reported %v, did %d records; want a's two only", failedIDs(resp), len(done))
 	}

@@ -96,13 +96,13 @@ func (h handler) servesHTTP() bool { return h == handleHTTP || h == handleAI }
 type adapters uint8
 
 const (
-	usesData      adapters = 1 << iota // the data table (when DATA_TABLE is set): players, game lists
-	usesScheduler                      // EventBridge Scheduler: the games' timers
-	usesAITrigger                      // asynchronous invocation of the AI seats' function
-	usesEngine                         // one search engine
-	usesAPIKeys                        // POST /v1/ai/move's keys and their counters (data table)
-	usesStream                         // the stream's connections (data table) and the @connections poster
-	usesDeadLetters                    // the SQS queue a stream consumer writes the records it gives up on to
+	usesData        adapters = 1 << iota // the data table (when DATA_TABLE is set): players, game lists
+	usesScheduler                        // EventBridge Scheduler: the games' timers
+	usesAITrigger                        // asynchronous invocation of the AI seats' function
+	usesEngine                           // one search engine
+	usesAPIKeys                          // POST /v1/ai/move's keys and their counters (data table)
+	usesStream                           // the stream's connections (data table) and the @connections poster
+	usesDeadLetters                      // the SQS queue a stream consumer writes the records it gives up on to
 )
 
 func (a adapters) has(b adapters) bool { return a&b == b }
