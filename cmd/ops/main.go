@@ -3,6 +3,7 @@
 //
 //	ops restore -to TIME|latest -suffix S [-games-table T] [-data-table T] [-wait D]
 //	ops rearm [-rate N] [-workers N] [-progress D] [-dry-run] [-games-table T] [-data-table T]
+//	ops redrive [-queue URL] [-function NAME] [-max N] [-dry-run] [-visibility D]
 //
 // restore restores the games and data tables to one point in time as new
 // tables (the source's name + S), waits for them, and gives them what a
@@ -14,13 +15,18 @@
 // turn's watchdog) from the games table, through the service's timeout
 // handler: a deadline already past is applied at once, an AI turn past its
 // think time is started again, and every other game gets its one schedule
-// back. It is idempotent (a schedule that exists already is left as it
-// is), rate-limited, and shows its progress on stderr.
+// back, whatever the restored record says is armed. It is idempotent (a
+// schedule that exists already is left as it is), rate-limited, and shows
+// its progress on stderr.
 //
-// Both read the stack's configuration from the environment, under the
+// redrive replays the stream consumers' dead-letter queue: each record a
+// consumer gave up on (written whole) goes back through the function that
+// gave up on it; one it then does is deleted, one it fails again stays.
+//
+// They read the stack's configuration from the environment, under the
 // functions' names (SPEC §10): GAMES_TABLE, DATA_TABLE, SCHEDULE_GROUP,
 // SCHEDULER_ROLE_ARN, TIMEOUT_FUNCTION_ARN, SCHEDULE_DLQ_ARN,
-// AI_FUNCTION_NAME; AWS credentials, region and endpoints come from the
+// AI_FUNCTION_NAME, STREAM_DLQ_URL; AWS credentials, region and endpoints come from the
 // SDK's usual sources (AWS_PROFILE, AWS_REGION, AWS_ENDPOINT_URL_*).
 package main
 
@@ -92,10 +98,16 @@ commands:
       -progress D                     how often to print progress (default 5s)
       -dry-run                        list what would be re-armed, change nothing
       -games-table T, -data-table T   the tables (default $GAMES_TABLE, $DATA_TABLE)
+  redrive                             replay the stream consumers' dead-letter queue through their functions
+      -queue URL                      the queue (default $STREAM_DLQ_URL: the stack's FanoutDeadLetterQueueUrl)
+      -function NAME                  for a message that names no function
+      -max N                          messages at most (default: until the queue is empty)
+      -dry-run                        list what would be replayed, change nothing
+      -visibility D                   how long a message read is hidden from others (default 1m)
 
 configuration (environment, as the functions have it): GAMES_TABLE, DATA_TABLE, SCHEDULE_GROUP,
-SCHEDULER_ROLE_ARN, TIMEOUT_FUNCTION_ARN, SCHEDULE_DLQ_ARN, AI_FUNCTION_NAME; AWS credentials and
-region as the AWS CLI's.
+SCHEDULER_ROLE_ARN, TIMEOUT_FUNCTION_ARN, SCHEDULE_DLQ_ARN, AI_FUNCTION_NAME, STREAM_DLQ_URL; AWS
+credentials and region as the AWS CLI's.
 `
 
 // run runs one command line and returns the exit status.
@@ -119,17 +131,19 @@ func (c cli) run(ctx context.Context, args []string) int {
 
 func (c cli) dispatch(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return usagef("no command (restore or rearm)")
+		return usagef("no command (restore, rearm or redrive)")
 	}
 	switch args[0] {
 	case "rearm":
 		return c.rearm(ctx, args[1:])
+	case "redrive":
+		return c.redrive(ctx, args[1:])
 	case "restore":
 		return c.restore(ctx, args[1:])
 	case "-h", "-help", "--help", "help":
 		return flag.ErrHelp
 	}
-	return usagef("unknown command %q (restore or rearm)", args[0])
+	return usagef("unknown command %q (restore, rearm or redrive)", args[0])
 }
 
 // newFlags is a command's flag set: errors returned, nothing printed.

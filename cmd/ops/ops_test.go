@@ -89,6 +89,10 @@ func TestUsageErrors(t *testing.T) {
 		{"restore bad suffix", full, []string{"restore", "-to", "latest", "-suffix", "/x"}, `-suffix "/x"`},
 		{"restore no tables", without("DATA_TABLE"), []string{"restore", "-to", "latest", "-suffix", "-r1"}, "DATA_TABLE"},
 		{"restore wait", full, []string{"restore", "-to", "latest", "-suffix", "-r1", "-wait", "0s"}, "-wait 0s"},
+		{"redrive without a queue", full, []string{"redrive"}, "STREAM_DLQ_URL"},
+		{"redrive queue not a URL", full, []string{"redrive", "-queue", "chessapi-fanout-dlq"}, `-queue "chessapi-fanout-dlq"`},
+		{"redrive negative max", full, []string{"redrive", "-queue", "https://sqs.example/q", "-max", "-1"}, "-max -1"},
+		{"redrive visibility", full, []string{"redrive", "-queue", "https://sqs.example/q", "-visibility", "10ms"}, "-visibility 10ms"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
