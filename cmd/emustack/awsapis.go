@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -24,6 +25,8 @@ type awsAPIs struct {
 	pools  map[string]*pool
 	ws     *wsAPI
 	counts *counters
+	// throttled refuses every post with 429 (faults.go).
+	throttled atomic.Bool
 }
 
 var (
@@ -130,6 +133,9 @@ func (a *awsAPIs) connections(w http.ResponseWriter, r *http.Request, escapedID 
 	switch r.Method {
 	case http.MethodPost:
 		a.counts.call("execute-api:PostToConnection")
+		if a.throttledPost(w) {
+			return
+		}
 		a.post(w, r, id)
 	case http.MethodDelete:
 		a.counts.call("execute-api:DeleteConnection")

@@ -80,7 +80,7 @@ func failing(seqs ...string) rie.Result {
 
 func testPump(stream *fakeStream, fanout *fakeFanout, src streamSource, log io.Writer) (*streamPump, *counters) {
 	counts := newCounters(func() map[string]int { return nil })
-	return newStreamPump(stream, fanout, src, counts, log, time.Hour, time.Millisecond), counts
+	return newStreamPump(stream, counts, log, time.Hour, newMapping(fanout, src, counts, log, time.Millisecond, nil)), counts
 }
 
 func TestPumpBatchesInOrder(t *testing.T) {
@@ -137,6 +137,8 @@ func TestPumpBisectsAndDiscards(t *testing.T) {
 	}}
 	var log bytes.Buffer
 	p, counts := testPump(stream, fanout, streamSource{Function: "F", BatchSize: 4, MaxRetries: 2, MaxAge: -1, Bisect: true, OnFailure: "DLQ"}, &log)
+	var described [][]byte
+	p.mappings[0].onFailure = func(_ context.Context, body []byte) error { described = append(described, body); return nil }
 	stream.add("1", "2", "3", "4")
 	p.cycle(context.Background())
 	want := [][]string{{"1", "2", "3", "4"}, {"1", "2"}, {"1"}, {"2"}, {"2"}, {"2"}, {"3", "4"}}
@@ -150,8 +152,68 @@ func TestPumpBisectsAndDiscards(t *testing.T) {
 	if !strings.Contains(log.String(), "stream record 2") {
 		t.Errorf("log %q; want the discarded record named", log.String())
 	}
-	if len(p.pending) != 0 {
-		t.Errorf("pending %v after the cycle", p.pending)
+	// The destination gets the batch's description, not the record.
+	if len(described) != 1 || !strings.Contains(string(described[0]), `"startSequenceNumber":"2"`) ||
+		!strings.Contains(string(described[0]), `"condition":"RetryAttemptsExhausted"`) || strings.Contains(string(described[0]), "NewImage") {
+		t.Errorf("on-failure destination got %q; want one description of the batch of record 2, no image", described)
+	}
+	if len(p.mappings[0].pending) != 0 {
+		t.Errorf("pending %v after the cycle", p.mappings[0].pending)
+	}
+}
+
+// TestPumpMappingsAreIndependent: two mappings on one stream each get
+// every record; one retrying a failing batch does not hold the other back.
+func TestPumpMappingsAreIndependent(t *testing.T) {
+	stream := &fakeStream{}
+	counts := newCounters(func() map[string]int { return nil })
+	release := make(chan struct{})
+	stuck := &fakeFanout{answer: func(batch []string) (rie.Result, error) {
+		select {
+		case <-release:
+			return ok(batch)
+		default:
+			return failing(batch[0]), nil
+		}
+	}}
+	free := &fakeFanout{answer: ok}
+	src := streamSource{BatchSize: 10, MaxRetries: -1, MaxAge: -1}
+	a, b := src, src
+	a.Function, b.Function = "Stuck", "Free"
+	p := newStreamPump(stream, counts, io.Discard, 5*time.Millisecond,
+		newMapping(stuck, a, counts, io.Discard, 5*time.Millisecond, nil), newMapping(free, b, counts, io.Discard, 5*time.Millisecond, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { p.run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	stream.add("1", "2")
+	deadline := time.After(10 * time.Second)
+	for {
+		free.mu.Lock()
+		n := len(free.batches)
+		free.mu.Unlock()
+		if n > 0 {
+			break
+		}
+		select {
+		case <-deadline:
+			t.Fatal("the free mapping never got its batch while the other retried")
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	if p.idle() {
+		t.Error("idle while a mapping is still retrying")
+	}
+	close(release)
+	for !p.idle() {
+		select {
+		case <-deadline:
+			t.Fatal("the stuck mapping never finished once its function recovered")
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	if want := [][]string{{"1", "2"}}; !slices.EqualFunc(free.batches, want, slices.Equal) {
+		t.Errorf("free mapping's batches %v; want %v (once)", free.batches, want)
 	}
 }
 

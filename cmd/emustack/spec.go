@@ -33,6 +33,7 @@ var functionPackages = map[string]string{
 	"AiSeatFunction":  "./functions/ai",
 	"StreamFunction":  "./functions/stream",
 	"FanoutFunction":  "./functions/fanout",
+	"EffectsFunction": "./functions/effects",
 }
 
 // Lambda's defaults for asynchronous invocations, used where the template
@@ -62,8 +63,8 @@ type fnSpec struct {
 	AsyncFailures string
 }
 
-// streamSource is the fan-out's DynamoDB event source mapping on the games
-// table's stream.
+// streamSource is one DynamoDB event source mapping on the games table's
+// stream (the template has two: the fan-out's and the effects').
 type streamSource struct {
 	Function   string // logical ID
 	BatchSize  int
@@ -79,7 +80,9 @@ type stackSpec struct {
 	Routes       []deploy.Route
 	StreamRoutes []deploy.StreamRoute
 	Functions    map[string]fnSpec // by logical ID
-	Source       streamSource
+	// Sources are the event source mappings on the games table's stream,
+	// by function logical ID order.
+	Sources []streamSource
 	// Timeouts are the integration timeouts of the HTTP routes
 	// (TimeoutInMillis), by route pattern.
 	Timeouts map[string]time.Duration
@@ -156,16 +159,12 @@ func specOf(tmpl *deploy.Template, stackName string) (*stackSpec, error) {
 				}
 				spec.Timeouts[strings.ToUpper(method)+" "+path] = time.Duration(ms) * time.Millisecond
 			case "DynamoDB":
-				if spec.Source.Function != "" {
-					errs = append(errs, fmt.Errorf("template: %s.%s: a second DynamoDB event source (emustack feeds one)", id, name))
-					continue
-				}
 				src, err := sourceOf(id, name, p)
 				if err != nil {
 					errs = append(errs, err)
 					continue
 				}
-				spec.Source = src
+				spec.Sources = append(spec.Sources, src)
 			}
 		}
 	}
@@ -174,8 +173,14 @@ func specOf(tmpl *deploy.Template, stackName string) (*stackSpec, error) {
 	} else {
 		spec.GroupName = tmpl.Properties(groups[0])["Name"]
 	}
-	if spec.Source.Function == "" {
+	slices.SortFunc(spec.Sources, func(a, b streamSource) int { return strings.Compare(a.Function, b.Function) })
+	if len(spec.Sources) == 0 {
 		errs = append(errs, errors.New("template: no function has the games table's stream (a DynamoDB event)"))
+	}
+	for i := 1; i < len(spec.Sources); i++ {
+		if spec.Sources[i].Function == spec.Sources[i-1].Function {
+			errs = append(errs, fmt.Errorf("template: %s has two DynamoDB event sources (emustack feeds one per function)", spec.Sources[i].Function))
+		}
 	}
 	if len(spec.Routes) == 0 {
 		errs = append(errs, errors.New("template: no HttpApi routes"))

@@ -5,12 +5,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"chessapi/deploy"
+	"chessapi/shared/lambdafn"
 )
 
 // repoTemplate is the repository's template.yaml (tests run in
@@ -36,9 +39,13 @@ func TestSpecFromTemplate(t *testing.T) {
 			t.Errorf("route %s: integration timeout %v; want the template's 29 s", r.Pattern(), spec.Timeouts[r.Pattern()])
 		}
 	}
-	if got := spec.Source; got.Function != "FanoutFunction" || got.BatchSize != 100 || got.MaxRetries != 10 ||
-		got.MaxAge != time.Hour || !got.Bisect || got.OnFailure != "FanoutDeadLetterQueue" {
-		t.Errorf("stream source %+v; want the fan-out's mapping as in template.yaml", got)
+	if len(spec.Sources) != 2 || spec.Sources[0].Function != "EffectsFunction" || spec.Sources[1].Function != "FanoutFunction" {
+		t.Fatalf("stream sources %+v; want the effects' and the fan-out's", spec.Sources)
+	}
+	for _, got := range spec.Sources {
+		if got.BatchSize != 100 || got.MaxRetries != -1 || got.MaxAge != time.Hour || !got.Bisect || got.OnFailure != "FanoutDeadLetterQueue" {
+			t.Errorf("stream source %+v; want the mapping as in template.yaml", got)
+		}
 	}
 	seat := spec.Functions["AiSeatFunction"]
 	if seat.Name != "chessapi-ai-seat" || seat.MemoryMB != 1769 || seat.Timeout != 15*time.Second ||
@@ -105,7 +112,16 @@ func TestFunctionPackagesMatchMakefile(t *testing.T) {
 func TestEnvironmentFromTemplate(t *testing.T) {
 	spec := repoSpec(t)
 	st := &stack{cfg: config{StackName: "chessapi", LogLevel: "WARN", AIAPIKeys: "required", AIAPIKey: "k_sample"}, spec: spec,
-		gamesTable: "chessapi-GamesTable", dataTable: "chessapi-DataTable", group: "chessapi-deadlines"}
+		gamesTable: "chessapi-GamesTable", dataTable: "chessapi-DataTable", group: "chessapi-deadlines",
+		deadLetters: lambdafn.SQSQueue{URL: "http://127.0.0.1:3/123456789012/chessapi-fanout-dlq"}}
+	raw, err := os.ReadFile(repoTemplate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	param := regexp.MustCompile(`(?m)^  StreamRetrySeconds:\n    Type: Number\n    Default: (\d+)$`).FindSubmatch(raw)
+	if param == nil || string(param[1]) != strconv.Itoa(defaultStreamRetrySeconds) {
+		t.Errorf("template's StreamRetrySeconds default %q; emustack's %d", param, defaultStreamRetrySeconds)
+	}
 	tmpl, err := deploy.LoadTemplate(repoTemplate)
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,16 +14,23 @@ import (
 	"net/url"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"chessapi/deploy"
 	"chessapi/infra/emulator"
 	"chessapi/infra/rie"
+	"chessapi/shared/lambdafn"
 )
+
+// defaultStreamRetrySeconds is template.yaml's StreamRetrySeconds default
+// (TestEnvironmentFromTemplate holds the two together).
+const defaultStreamRetrySeconds = 300
 
 // config is one emulated stack.
 type config struct {
@@ -48,6 +56,9 @@ type config struct {
 	AsyncRetryDelay, StreamRetryDelay time.Duration
 	// The WebSocket API's idle timeout and connection duration limit.
 	WSIdle, WSMax time.Duration
+	// StreamRetrySeconds is the StreamRetrySeconds parameter (the stream
+	// consumers' retry window); 0 takes the template's default.
+	StreamRetrySeconds int
 	// FunctionLogs receives every line the functions and the emulator
 	// print (nil: dropped). Log receives emustack's own messages.
 	FunctionLogs io.Writer
@@ -70,6 +81,7 @@ var defaultInstances = map[string]int{
 	"AiSeatFunction":  2,
 	"StreamFunction":  4,
 	"FanoutFunction":  1, // one batch at a time keeps each game's records in order
+	"EffectsFunction": 1, // the same, for the second consumer
 }
 
 // stack is the emulated stack, running.
@@ -83,6 +95,8 @@ type stack struct {
 	URL string
 
 	gamesTable, dataTable, group string
+	// deadLetters is the stream consumers' dead-letter queue (moto's SQS).
+	deadLetters lambdafn.SQSQueue
 
 	pools     map[string]*pool
 	async     *asyncInvoker
@@ -90,7 +104,9 @@ type stack struct {
 	ws        *wsAPI
 	front     *http.Server
 	awsServer *http.Server
+	apis      *awsAPIs
 	guard     *http.Server // the data table's IAM guard (iam.go)
+	faults    *faults      // in front of the guard: injected failures, schedules by game
 	cancel    context.CancelFunc
 	done      chan struct{} // the background loops have stopped
 
@@ -159,6 +175,14 @@ func startStack(ctx context.Context, cfg config) (st *stack, err error) {
 		return st, err
 	}
 	awsCfg := emulator.Config(moto)
+	queue, err := sqs.NewFromConfig(awsCfg).CreateQueue(ctx, &sqs.CreateQueueInput{
+		QueueName:  aws.String(cfg.StackName + "-fanout-dlq"),
+		Attributes: map[string]string{"MaximumMessageSize": "1048576"},
+	})
+	if err != nil {
+		return st, fmt.Errorf("CreateQueue: %w", err)
+	}
+	st.deadLetters = lambdafn.SQSQueue{Client: sqs.NewFromConfig(awsCfg), URL: aws.ToString(queue.QueueUrl)}
 	sched := scheduler.NewFromConfig(awsCfg)
 	if _, err := sched.CreateScheduleGroup(ctx, &scheduler.CreateScheduleGroupInput{Name: aws.String(st.group)}); err != nil {
 		return st, fmt.Errorf("CreateScheduleGroup %s: %w", st.group, err)
@@ -182,10 +206,11 @@ func startStack(ctx context.Context, cfg config) (st *stack, err error) {
 	if err != nil {
 		return st, err
 	}
-	st.guard = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: &dataTableGuard{
+	st.faults = &faults{next: &dataTableGuard{
 		next: httputil.NewSingleHostReverseProxy(counted), table: st.dataTable,
 		grants: dataTableGrants(tmpl), counts: st.counts, log: guardLog,
-	}}
+	}, counts: st.counts}
+	st.guard = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: st.faults}
 	go st.guard.Serve(guardLn)
 	guardURL := "http://" + guardLn.Addr().String()
 
@@ -229,14 +254,22 @@ func startStack(ctx context.Context, cfg config) (st *stack, err error) {
 		invokers[id] = p
 	}
 	st.async = newAsyncInvoker(runCtx, invokers, st.counts, cfg.Log, cfg.AsyncRetryDelay)
-	st.pump = newStreamPump(changes, st.pools[spec.Source.Function], spec.Source, st.counts, cfg.Log, cfg.StreamPoll, cfg.StreamRetryDelay)
+	var mappings []*mapping
+	for _, src := range spec.Sources {
+		var onFailure func(context.Context, []byte) error
+		if src.OnFailure == "FanoutDeadLetterQueue" {
+			onFailure = st.deadLetters.Send
+		}
+		mappings = append(mappings, newMapping(st.pools[src.Function], src, st.counts, cfg.Log, cfg.StreamRetryDelay, onFailure))
+	}
+	st.pump = newStreamPump(changes, st.counts, cfg.Log, cfg.StreamPoll, mappings...)
 	runner := newScheduleRunner(sched, st.group, spec, st.async, st.counts, cfg.Log, cfg.SchedulePoll)
 	if st.ws, err = newWSAPI(spec, st.pools, st.counts, cfg.Log, cfg.WSIdle, cfg.WSMax); err != nil {
 		frontLn.Close()
 		awsLn.Close()
 		return st, err
 	}
-	apis := &awsAPIs{spec: spec, async: st.async, pools: st.pools, ws: st.ws, counts: st.counts}
+	st.apis = &awsAPIs{spec: spec, async: st.async, pools: st.pools, ws: st.ws, counts: st.counts}
 	httpFront := &httpAPI{routes: newRouteTable(spec), pools: st.pools, counts: st.counts, log: cfg.Log}
 
 	mux := http.NewServeMux()
@@ -250,7 +283,7 @@ func startStack(ctx context.Context, cfg config) (st *stack, err error) {
 	})
 	mux.Handle("/", httpFront)
 	st.front = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	st.awsServer = &http.Server{Handler: apis, ReadHeaderTimeout: 10 * time.Second}
+	st.awsServer = &http.Server{Handler: st.apis, ReadHeaderTimeout: 10 * time.Second}
 	go st.front.Serve(frontLn)
 	go st.awsServer.Serve(awsLn)
 	go func() {
@@ -310,6 +343,10 @@ func (st *stack) environment(fn fnSpec, dataEndpoint, awsURL string) (map[string
 		"SCHEDULE_DLQ_ARN":   fmt.Sprintf("arn:%s:sqs:%s:%s:%s-schedule-dlq", partition, region, accountID, st.cfg.StackName),
 		"STREAM_ENDPOINT":    awsURL + "/" + streamStage,
 		"AI_API_KEYS":        st.cfg.AIAPIKeys,
+		"STREAM_DLQ_URL":     st.deadLetters.URL,
+		// The StreamRetrySeconds parameter: the template's default unless
+		// the run sets its own.
+		"STREAM_RETRY_SECONDS": strconv.Itoa(cmp.Or(st.cfg.StreamRetrySeconds, defaultStreamRetrySeconds)),
 	}
 	env := map[string]string{}
 	for k, raw := range fn.Env {
@@ -340,6 +377,7 @@ func (st *stack) environment(fn fnSpec, dataEndpoint, awsURL string) (map[string
 		"AWS_SECRET_ACCESS_KEY":      "emulator",
 		"AWS_ENDPOINT_URL_DYNAMODB":  dataEndpoint,
 		"AWS_ENDPOINT_URL_SCHEDULER": dataEndpoint,
+		"AWS_ENDPOINT_URL_SQS":       dataEndpoint,
 		"AWS_ENDPOINT_URL_LAMBDA":    awsURL,
 	})
 	return env, nil
@@ -356,7 +394,7 @@ func (st *stack) settle(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if n == 0 && st.async.idle() {
+		if n == 0 && st.pump.idle() && st.async.idle() {
 			quiet++
 		} else {
 			quiet = 0
