@@ -34,6 +34,12 @@ func (l testLog) Write(p []byte) (int, error) {
 
 func startTestStack(t *testing.T) *stack {
 	t.Helper()
+	return startTestStackWith(t, nil)
+}
+
+// startTestStackWith starts the stack with change(&cfg) applied first.
+func startTestStackWith(t *testing.T, change func(*config)) *stack {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the functions and runs them under aws-lambda-rie with moto; skipped with -short")
 	}
@@ -45,14 +51,18 @@ func startTestStack(t *testing.T) *stack {
 	// deadline allows, however loaded the machine.
 	ctx, cancel := rietest.Context(t)
 	defer cancel()
-	st, err := startStack(ctx, config{
+	cfg := config{
 		Root: root, Template: filepath.Join(root, "template.yaml"), StackName: "chessapi", Addr: "127.0.0.1:0",
 		LogLevel: "WARN", AIAPIKeys: "required",
 		StreamPoll: 100 * time.Millisecond, SchedulePoll: 200 * time.Millisecond,
 		AsyncRetryDelay: 100 * time.Millisecond, StreamRetryDelay: 100 * time.Millisecond,
 		WSIdle: 10 * time.Minute, WSMax: 2 * time.Hour, Log: testLog{t},
 		Bootstraps: rietest.Bootstraps(t),
-	})
+	}
+	if change != nil {
+		change(&cfg)
+	}
+	st, err := startStack(ctx, cfg)
 	if err != nil {
 		t.Fatalf("startStack: %v", err)
 	}

@@ -93,6 +93,8 @@ type stack struct {
 	// URL is the HTTP front (http://127.0.0.1:port): the HTTP API's
 	// routes, the WebSocket API at /v1/stream, the counts at /_counts.
 	URL string
+	// awsURL serves Lambda's Invoke API and @connections (awsapis.go).
+	awsURL string
 
 	gamesTable, dataTable, group string
 	// deadLetters is the stream consumers' dead-letter queue (moto's SQS).
@@ -226,6 +228,7 @@ func startStack(ctx context.Context, cfg config) (st *stack, err error) {
 	}
 	st.URL = "http://" + frontLn.Addr().String()
 	awsURL := "http://" + awsLn.Addr().String()
+	st.awsURL = awsURL
 
 	for _, id := range slices.Sorted(maps.Keys(spec.Functions)) {
 		fn := spec.Functions[id]

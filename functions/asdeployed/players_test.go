@@ -88,7 +88,7 @@ func TestAsDeployedPlayers(t *testing.T) {
 	base := evs["move/create-human.json"]
 	s := newStack(t)
 	move := start(t, moveSpec, s.env(moveSpec))
-	fanout := start(t, fanoutSpec, s.env(fanoutSpec))
+	fanout := startConsumers(t, s)
 
 	alice := callMove(t, move, base, "POST", "/v1/players", "", map[string]any{"name": "Alice"}, 201)
 	bob := callMove(t, move, base, "POST", "/v1/players", "", map[string]any{"name": "Bob"}, 201)

@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	dbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"chessapi/deploy"
 	"chessapi/infra/emulator"
@@ -29,6 +30,7 @@ import (
 	"chessapi/internal/apispec"
 	"chessapi/shared/game"
 	"chessapi/shared/game/storedgame"
+	"chessapi/shared/lambdafn"
 	"chessapi/shared/service"
 	"chessapi/shared/store/dynamostore"
 )
@@ -57,6 +59,7 @@ var (
 	aiSpec      = functionSpec{"ai", 1769, 15 * time.Second}
 	streamSpec  = functionSpec{"stream", 256, 10 * time.Second}
 	fanoutSpec  = functionSpec{"fanout", 512, 30 * time.Second}
+	effectsSpec = functionSpec{"effects", 256, 30 * time.Second}
 )
 
 // The bootstraps are built once per test binary (building is the slow
@@ -80,6 +83,9 @@ type stack struct {
 	changes   *emulator.ChangeStream
 	invokes   *invokeRecorder
 	conns     *connectionsRecorder
+	// deadLetters is the stream consumers' dead-letter queue (moto's
+	// SQS).
+	deadLetters lambdafn.SQSQueue
 }
 
 func newStack(t testing.TB) *stack {
@@ -110,6 +116,11 @@ func newStack(t testing.TB) *stack {
 	conns := httptest.NewServer(s.conns)
 	t.Cleanup(conns.Close)
 	s.conns.url = conns.URL
+	q, err := sqs.NewFromConfig(cfg).CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(stackName + "-fanout-dlq")})
+	if err != nil {
+		t.Fatalf("CreateQueue: %v", err)
+	}
+	s.deadLetters = lambdafn.SQSQueue{Client: sqs.NewFromConfig(cfg), URL: aws.ToString(q.QueueUrl)}
 	return s
 }
 
@@ -128,6 +139,7 @@ func (s *stack) env(spec functionSpec) map[string]string {
 		"AWS_SECRET_ACCESS_KEY":      "test",
 		"AWS_ENDPOINT_URL_DYNAMODB":  s.calls.URL,
 		"AWS_ENDPOINT_URL_SCHEDULER": s.calls.URL,
+		"AWS_ENDPOINT_URL_SQS":       s.calls.URL,
 		"AWS_ENDPOINT_URL_LAMBDA":    s.invokes.url,
 	}
 	switch spec.name {
@@ -143,21 +155,36 @@ func (s *stack) env(spec functionSpec) map[string]string {
 		env["DATA_TABLE"] = s.dataTable
 		env["STREAM_ENDPOINT"] = s.conns.url + "/" + streamStage
 	case "fanout":
-		env["AI_FUNCTION_NAME"] = aiFunction
 		env["DATA_TABLE"] = s.dataTable
 		env["STREAM_ENDPOINT"] = s.conns.url + "/" + streamStage
+		env["STREAM_DLQ_URL"] = s.deadLetters.URL
+	case "effects":
+		env["AI_FUNCTION_NAME"] = aiFunction
+		env["DATA_TABLE"] = s.dataTable
+		env["STREAM_DLQ_URL"] = s.deadLetters.URL
 	}
 	return env
+}
+
+// consumers are the games table's stream's two consumers, as deployed:
+// the push (fanout) and the after-write effects (effects).
+type consumers struct {
+	push, effects *rie.Function
+}
+
+func startConsumers(t testing.TB, s *stack) *consumers {
+	t.Helper()
+	return &consumers{push: start(t, fanoutSpec, s.env(fanoutSpec)), effects: start(t, effectsSpec, s.env(effectsSpec))}
 }
 
 // streamStage is the WebSocket API's stage (template.yaml's StreamStage).
 const streamStage = "v1"
 
-// pump does what Lambda's event source mapping does for the games table's
-// change stream: every record written since the last pump goes to the
-// fan-out function, as one batch. It returns how many records there were
-// and fails the test if the function reported any of them as failed.
-func (s *stack) pump(t testing.TB, fanout *rie.Function) int {
+// pump does what Lambda's two event source mappings do for the games
+// table's change stream: every record written since the last pump goes to
+// each consumer, as one batch. It returns how many records there were and
+// fails the test if a consumer reported any of them as failed.
+func (s *stack) pump(t testing.TB, c *consumers) int {
 	t.Helper()
 	ev, err := s.changes.Next(context.Background())
 	if err != nil {
@@ -170,10 +197,15 @@ func (s *stack) pump(t testing.TB, fanout *rie.Function) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := invoke(t, fanout, "fan-out", payload)
-	var resp events.DynamoDBEventResponse
-	if err := json.Unmarshal(res.Payload, &resp); err != nil || len(resp.BatchItemFailures) != 0 {
-		t.Fatalf("fan-out of %d records: %s (%v); want every record done\nlog:\n%s", len(ev.Records), res.Payload, err, strings.Join(res.Logs, "\n"))
+	for _, fn := range []struct {
+		name string
+		f    *rie.Function
+	}{{"fan-out", c.push}, {"effects", c.effects}} {
+		res := invoke(t, fn.f, fn.name, payload)
+		var resp events.DynamoDBEventResponse
+		if err := json.Unmarshal(res.Payload, &resp); err != nil || len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("%s of %d records: %s (%v); want every record done\nlog:\n%s", fn.name, len(ev.Records), res.Payload, err, strings.Join(res.Logs, "\n"))
+		}
 	}
 	return len(ev.Records)
 }
