@@ -66,10 +66,19 @@ func TestTemplateStreamAPI(t *testing.T) {
 	// Where the functions post is the stage clients connect to.
 	stage := streamStage(t, tmpl)
 	wantEndpoint := "https://${" + streamAPI + "}.execute-api.${AWS::Region}.${AWS::URLSuffix}/" + stage
-	for _, fn := range []string{"StreamFunction", "FanoutFunction"} {
-		vars, _ := mapAt(tmpl.Properties(fn), "Environment", "Variables")
-		if got := subString(vars["STREAM_ENDPOINT"]); got != wantEndpoint {
-			t.Errorf("%s STREAM_ENDPOINT = %q; want %q", fn, got, wantEndpoint)
+	// With the edge's custom domains, the stream's domain maps the stage
+	// at its root.
+	for _, params := range []map[string]string{nil, edgeWithDomains} {
+		want := wantEndpoint
+		if params != nil {
+			want = "https://${StreamApiDomainName}"
+		}
+		def := deployedWith(t, tmpl, params)
+		for _, fn := range []string{"StreamFunction", "FanoutFunction"} {
+			vars, _ := mapAt(def.props(fn), "Environment", "Variables")
+			if got := subString(vars["STREAM_ENDPOINT"]); got != want {
+				t.Errorf("%s STREAM_ENDPOINT = %q (custom domains %v); want %q", fn, got, params != nil, want)
+			}
 		}
 	}
 }

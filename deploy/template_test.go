@@ -75,7 +75,7 @@ var specFunctions = []struct {
 	env       []string
 }{
 	{"AiFunction", "./functions/ai",
-		[]string{"AI_API_KEYS", "DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL"}},
+		[]string{"AI_API_KEYS", "DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "ORIGIN_VERIFY_SECRET"}},
 	{"AiSeatFunction", "./functions/ai",
 		[]string{"GAMES_TABLE", "LOG_LEVEL"}},
 	{"EffectsFunction", "./functions/effects",
@@ -83,13 +83,13 @@ var specFunctions = []struct {
 	{"FanoutFunction", "./functions/fanout",
 		[]string{"DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "STREAM_DLQ_URL", "STREAM_ENDPOINT", "STREAM_RETRY_SECONDS"}},
 	{"MoveFunction", "./functions/move",
-		[]string{"DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL"}},
+		[]string{"DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "ORIGIN_VERIFY_SECRET"}},
 	{"PollFunction", "./functions/move",
-		[]string{"DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL"}},
+		[]string{"DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "ORIGIN_VERIFY_SECRET"}},
 	{"ViewFunction", "./functions/move",
-		[]string{"DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL"}},
+		[]string{"DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "ORIGIN_VERIFY_SECRET"}},
 	{"StreamFunction", "./functions/stream",
-		[]string{"DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "STREAM_ENDPOINT"}},
+		[]string{"DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "ORIGIN_VERIFY_SECRET", "STREAM_ENDPOINT"}},
 	{"TimeoutFunction", "./functions/timeout",
 		[]string{"AI_FUNCTION_NAME", "DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL"}},
 }

@@ -193,6 +193,14 @@ func TestEmustackPlaysGames(t *testing.T) {
 	c := client{t: t, base: st.URL}
 	c.call("GET", "/v1/health", "", nil, 200)
 	c.call("GET", "/v1/nothing", "", nil, 404)
+	// The front adds the edge's header, as CloudFront does; a request
+	// that goes around it (straight to the function) is refused.
+	direct, _ := json.Marshal(map[string]any{"version": "2.0", "routeKey": "GET /v1/health", "rawPath": "/v1/health",
+		"headers": map[string]string{"accept-language": "en"}, "requestContext": map[string]any{"http": map[string]any{"method": "GET", "path": "/v1/health"}}})
+	res, err := st.pools["MoveFunction"].invoke(context.Background(), direct)
+	if err != nil || !strings.Contains(string(res.Payload), `"statusCode":403`) || !strings.Contains(string(res.Payload), "forbidden") {
+		t.Errorf("a request around the edge: %s, %v; want 403 forbidden", res.Payload, err)
+	}
 
 	created := c.call("POST", "/v1/games", "", map[string]any{"options": map[string]any{"timeControl": "5+3", "colorAssignment": "hostWhite"}}, 201)
 	id, white := created.GameID, created.Token

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"chessapi/shared/lambdafn"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -227,6 +228,9 @@ type httpAPI struct {
 	pools  map[string]*pool // by logical ID
 	counts *counters
 	log    io.Writer
+	// originSecret is added to every request as the edge adds it
+	// (lambdafn.OriginVerifyHeader; "" adds nothing).
+	originSecret string
 }
 
 func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -245,7 +249,11 @@ func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	requestID := newID()
 	w.Header().Set("Apigw-Requestid", requestID)
-	payload, err := json.Marshal(httpEvent(r, rt, params, body, requestID, time.Now()))
+	ev := httpEvent(r, rt, params, body, requestID, time.Now())
+	if h.originSecret != "" {
+		ev.Headers[lambdafn.OriginVerifyHeader] = h.originSecret
+	}
+	payload, err := json.Marshal(ev)
 	if err != nil {
 		gatewayError(w, http.StatusInternalServerError, "Internal Server Error")
 		return

@@ -99,6 +99,10 @@ type stack struct {
 	gamesTable, dataTable, group string
 	// deadLetters is the stream consumers' dead-letter queue (moto's SQS).
 	deadLetters lambdafn.SQSQueue
+	// originSecret is ORIGIN_VERIFY_SECRET: the front adds it to every
+	// request, as the edge does (template.yaml's Edge=on), so the
+	// functions' check runs on every emulated request.
+	originSecret string
 
 	pools     map[string]*pool
 	async     *asyncInvoker
@@ -132,7 +136,7 @@ func startStack(ctx context.Context, cfg config) (st *stack, err error) {
 			return nil, fmt.Errorf("-instances: %q is not a function of %s (they are %s)", id, cfg.Template, strings.Join(slices.Sorted(maps.Keys(spec.Functions)), ", "))
 		}
 	}
-	st = &stack{cfg: cfg, spec: spec, pools: map[string]*pool{}, done: make(chan struct{})}
+	st = &stack{cfg: cfg, spec: spec, pools: map[string]*pool{}, done: make(chan struct{}), originSecret: "emustack-edge-" + newID() + newID()}
 	if st.cfg.Bootstraps == nil {
 		st.cfg.Bootstraps, st.ownBootstraps = rie.NewBootstraps(cfg.Root, ""), true
 	}
@@ -273,7 +277,8 @@ func startStack(ctx context.Context, cfg config) (st *stack, err error) {
 		return st, err
 	}
 	st.apis = &awsAPIs{spec: spec, async: st.async, pools: st.pools, ws: st.ws, counts: st.counts}
-	httpFront := &httpAPI{routes: newRouteTable(spec), pools: st.pools, counts: st.counts, log: cfg.Log}
+	httpFront := &httpAPI{routes: newRouteTable(spec), pools: st.pools, counts: st.counts, log: cfg.Log, originSecret: st.originSecret}
+	st.ws.originSecret = st.originSecret
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("/_counts", st.serveCounts)
@@ -347,6 +352,9 @@ func (st *stack) environment(fn fnSpec, dataEndpoint, awsURL string) (map[string
 		"STREAM_ENDPOINT":    awsURL + "/" + streamStage,
 		"AI_API_KEYS":        st.cfg.AIAPIKeys,
 		"STREAM_DLQ_URL":     st.deadLetters.URL,
+		// The edge's secret (the OriginVerifySecret parameter): the front
+		// adds it to every request as CloudFront does.
+		"ORIGIN_VERIFY_SECRET": st.originSecret,
 		// The StreamRetrySeconds parameter: the template's default unless
 		// the run sets its own.
 		"STREAM_RETRY_SECONDS": strconv.Itoa(cmp.Or(st.cfg.StreamRetrySeconds, defaultStreamRetrySeconds)),

@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"math/rand/v2"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -518,8 +518,10 @@ func TestEmustackPoisonAndRedrive(t *testing.T) {
 		t.Errorf("the dead letter %+v (game at version %d); want the join's record with both images", xLetters[0].Record.Change.SequenceNumber, rec.Version)
 	}
 
-	// The scheduler takes the game's schedules again: the redrive.
+	// The scheduler takes the game's schedules again: the redrive (once
+	// the messages the peeks above hid for a second are visible again).
 	st.faults.refuseSchedules(x.GameID, false)
+	time.Sleep(2 * time.Second)
 	var log strings.Builder
 	stats, err := lambdafn.Redrive(context.Background(), lambdafn.RedriveOptions{
 		Queue: st.deadLetters, Lambda: lambda.NewFromConfig(emulator.Config(st.awsURL)), Log: &log, Visibility: 30 * time.Second,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"chessapi/shared/lambdafn"
 	"context"
 	"encoding/json"
 	"errors"
@@ -38,6 +39,9 @@ type wsAPI struct {
 	log         io.Writer
 	idleTimeout time.Duration
 	maxDuration time.Duration
+	// originSecret is added to every $connect as the edge adds it
+	// (lambdafn.OriginVerifyHeader; "" adds nothing).
+	originSecret string
 
 	mu    sync.Mutex
 	conns map[string]*wsConn
@@ -137,6 +141,10 @@ func (a *wsAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for k, vs := range r.Header {
 		ev.Headers[k] = vs[len(vs)-1]
 		ev.MultiValueHeaders[k] = vs
+	}
+	if a.originSecret != "" {
+		ev.Headers[lambdafn.OriginVerifyHeader] = a.originSecret
+		ev.MultiValueHeaders[lambdafn.OriginVerifyHeader] = []string{a.originSecret}
 	}
 	if q := r.URL.Query(); len(q) > 0 {
 		ev.QueryStringParameters, ev.MultiValueQueryStringParameters = map[string]string{}, map[string][]string{}

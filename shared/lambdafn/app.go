@@ -78,6 +78,10 @@ type App struct {
 	streamEndpoint string // STREAM_ENDPOINT; "" takes it from the events
 	streams        streamCache
 
+	// originSecret is ORIGIN_VERIFY_SECRET: requests must carry it
+	// (origin.go); "" checks nothing.
+	originSecret string
+
 	// The stream consumers (fanout and effects): fanout.go.
 	deadLetters  DeadLetterQueue
 	retryWindow  time.Duration
@@ -127,7 +131,8 @@ func NewApp(cfg Config, deps Deps) (*App, error) {
 	}
 	a := &App{fn: cfg.Function, spec: sp, log: deps.Logger, metrics: deps.Metrics, app: wired, service: wired.Service,
 		connections: deps.Connections, newPoster: deps.NewPoster, streamEndpoint: cfg.StreamEndpoint,
-		deadLetters: deps.DeadLetters, retryWindow: cmp.Or(cfg.StreamRetryWindow, DefaultStreamRetryWindow), functionName: cfg.FunctionName}
+		deadLetters: deps.DeadLetters, retryWindow: cmp.Or(cfg.StreamRetryWindow, DefaultStreamRetryWindow), functionName: cfg.FunctionName,
+		originSecret: cfg.OriginVerifySecret}
 	if sp.handler.servesHTTP() {
 		a.httpProxy = httpadapter.NewV2(wired.Handler)
 	}

@@ -51,6 +51,10 @@ type Config struct {
 	StreamRetryWindow time.Duration
 	// FunctionName is the function's own name, as Lambda sets it.
 	FunctionName string
+	// OriginVerifySecret is what every request must carry in
+	// OriginVerifyHeader (move, ai, stream; the edge, origin.go); "" for
+	// none.
+	OriginVerifySecret string
 }
 
 // ErrConfig is wrapped by every configuration error.

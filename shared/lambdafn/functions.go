@@ -43,7 +43,7 @@ var functions = map[Function]spec{
 	// ai function and would answer 503 here), and its commits' timers and
 	// AI turns are the fan-out's.
 	Move: {handleHTTP, usesData,
-		[]need{{envGamesTable, required}, {envDataTable, required}, {envLogLevel, optional}}},
+		[]need{{envGamesTable, required}, {envDataTable, required}, {envOriginVerify, optional}, {envLogLevel, optional}}},
 	// The deadline schedules' target: it ends games, re-arms a game's
 	// timer by writing its armed instant (the effects consumer makes the
 	// schedule from the stream: this function never calls the scheduler)
@@ -58,12 +58,12 @@ var functions = map[Function]spec{
 	// no HTTP: without it, keys required, the endpoint refuses every key.
 	AI: {handleAI, usesData | usesEngine | usesAPIKeys,
 		[]need{{envGamesTable, required}, {envDataTable, optional},
-			{envAIAPIKeys, optional}, {envAIAPIKey, optional}, {envMemoryMB, optional}, {envLogLevel, optional}}},
+			{envAIAPIKeys, optional}, {envAIAPIKey, optional}, {envMemoryMB, optional}, {envOriginVerify, optional}, {envLogLevel, optional}}},
 	// The WebSocket API's routes: connections and subscriptions in the
 	// data table, views and presence through the service; answers go to
 	// the stage the event came from unless STREAM_ENDPOINT says otherwise.
 	Stream: {handleWebSocket, usesData | usesStream,
-		[]need{{envGamesTable, required}, {envDataTable, required}, {envStreamEndpoint, optional}, {envLogLevel, optional}}},
+		[]need{{envGamesTable, required}, {envDataTable, required}, {envStreamEndpoint, optional}, {envOriginVerify, optional}, {envLogLevel, optional}}},
 	// The games table's change stream, first consumer: each committed
 	// version is pushed to its subscribers (fanout.go).
 	Fanout: {handleStreamRecords, usesData | usesStream | usesDeadLetters,
@@ -243,6 +243,19 @@ var (
 			return fmt.Errorf("= %q is not a whole number of seconds from 1 to %d", v, maxStreamRetrySeconds)
 		}
 		c.StreamRetryWindow = time.Duration(sec) * time.Second
+		return nil
+	}}
+	// The edge's secret is compared byte for byte; blanks around it, or
+	// one too short to resist guessing, are a configuration mistake.
+	envOriginVerify = &envVar{EnvOriginVerifySecret, func(c *Config, v string) error {
+		switch {
+		case v == "":
+		case v != strings.TrimSpace(v):
+			return fmt.Errorf("has leading or trailing blanks")
+		case len(v) < 32:
+			return fmt.Errorf("is %d characters; want at least 32", len(v))
+		}
+		c.OriginVerifySecret = v
 		return nil
 	}}
 	envFunctionName = &envVar{EnvFunctionName, func(c *Config, v string) error {

@@ -61,6 +61,12 @@ func (a *App) HandleHTTP(ctx context.Context, ev events.APIGatewayV2HTTPRequest)
 			resp = fail(api.ErrInternal)
 		}
 	}()
+	if !a.fromTheEdge(ev.Headers) {
+		a.log.WarnContext(ctx, "request refused: it did not come through the edge", "routeKey", ev.RouteKey, "sourceIp", ev.RequestContext.HTTP.SourceIP)
+		r := edgeRefusal(ev)
+		a.metrics.Request(r.StatusCode, time.Since(start))
+		return r, nil
+	}
 	ev = StripStage(ev)
 	if err := checkRequest(ev); err != nil {
 		a.log.InfoContext(ctx, "malformed API Gateway request", "routeKey", ev.RouteKey, "path", ev.RawPath, "err", err)

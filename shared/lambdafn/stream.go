@@ -42,6 +42,11 @@ func (a *App) HandleWebSocket(ctx context.Context, ev events.APIGatewayWebsocket
 	start := time.Now()
 	switch rc.RouteKey {
 	case "$connect":
+		if !a.fromTheEdge(ev.Headers) {
+			log.Warn("stream connect refused: it did not come through the edge")
+			status, body, _ := notThroughTheEdge(header(ev.Headers, "accept-language"))
+			return events.APIGatewayProxyResponse{StatusCode: status, Body: body}, nil
+		}
 		err := gs.Connect(ctx, api.GatewayConnect{
 			ConnID:         rc.ConnectionID,
 			Authorization:  header(ev.Headers, "authorization"),
