@@ -1,9 +1,9 @@
 package deploy
 
 import (
-	"strings"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 )
 
