@@ -225,8 +225,12 @@ func (a *App) handleRecord(ctx, guarded context.Context, raw events.DynamoDBEven
 	if raw.EventName != "INSERT" && raw.EventName != "MODIFY" {
 		return recordDone // REMOVE: a TTL deletion of a finished game
 	}
-	if a.doneRecords.has(raw.EventID) {
-		return recordDone // done in an earlier delivery of this batch
+	redriven := raw.EventSource == RedriveEventSource
+	if !redriven && a.doneRecords.has(raw.EventID) {
+		// Done (or dead-lettered) in an earlier delivery of this batch;
+		// a redrive asks for the record again, whatever this instance
+		// remembers of it.
+		return recordDone
 	}
 	r, err := a.decodeRecord(raw)
 	if err == nil {
@@ -247,7 +251,6 @@ func (a *App) handleRecord(ctx, guarded context.Context, raw events.DynamoDBEven
 		return recordFailed
 	}
 	age := recordAge(raw, time.Now())
-	redriven := raw.EventSource == RedriveEventSource
 	log := a.log.With("role", string(a.fn), "eventId", raw.EventID, "seq", raw.Change.SequenceNumber, "ageSec", int(age.Seconds()), "err", err)
 	if redriven || (!permanentRecordError(err) && (age == 0 || age < a.retryWindow)) {
 		log.Error("stream record failed; the stream delivers it again")

@@ -286,9 +286,16 @@ func TestBatchGivesUp(t *testing.T) {
 	if !slices.Equal(ids, []string{"i-5", "o-1", "p-4", "u-0", "x-6"}) {
 		t.Errorf("dead-lettered %v; want the permanent failures and the one past its window", ids)
 	}
+	// A redrive of a record this instance dead-lettered is tried again
+	// (and, failing again, answered failed, not queued a second time).
+	again := undecodable
+	again.EventSource = RedriveEventSource
+	if outcomes, _ := f.handle(t.Context(), work, again); outcomes[0] != recordFailed || len(f.dlq.take()) != 0 {
+		t.Errorf("the redrive of a dead-lettered record: %v; want it tried again and failed, nothing queued", outcomes[0])
+	}
 	// The queue is down: nothing is lost, the record comes again.
 	f.dlq.fail = errors.New("sqs down")
-	again := f.record("q", 8)
+	again = f.record("q", 8)
 	again.Change.NewImage = undecodable.Change.NewImage
 	if outcomes, _ := f.handle(t.Context(), work, again); outcomes[0] != recordFailed {
 		t.Errorf("a record that cannot be dead-lettered: %v; want it delivered again", outcomes[0])
