@@ -30,7 +30,7 @@ import (
 
 // defaultStreamRetrySeconds is template.yaml's StreamRetrySeconds default
 // (TestEnvironmentFromTemplate holds the two together).
-const defaultStreamRetrySeconds = 300
+const defaultStreamRetrySeconds = 60
 
 // config is one emulated stack.
 type config struct {

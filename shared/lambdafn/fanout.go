@@ -63,7 +63,7 @@ const (
 	fanoutMargin = 3 * time.Second
 	// DefaultStreamRetryWindow is how long a failing record is left on its
 	// shard before it is given up on (STREAM_RETRY_SECONDS).
-	DefaultStreamRetryWindow = 5 * time.Minute
+	DefaultStreamRetryWindow = time.Minute
 	// maxStreamRetrySeconds keeps the window well under the event source
 	// mapping's MaximumRecordAgeInSeconds (3600 in template.yaml), so the
 	// consumer gives up (writing the whole record) before Lambda does
