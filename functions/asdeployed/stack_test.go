@@ -480,7 +480,9 @@ func (s *stack) put(t testing.TB, st *game.State) {
 	data := storedgame.Encode(st)
 	rec := service.GameRecord{GameID: st.GameID, Version: st.Version, StateVersion: st.StateVersion, State: data}
 	if d, ok := game.Deadline(st); ok {
-		rec.Deadline = d
+		// As the service's writers do: the record claims the timer its
+		// stream record's effects then create (lazy timers).
+		rec.Deadline, rec.ArmedAt = d, d
 	}
 	if err := s.store.Create(ctx, rec); err != nil {
 		t.Fatalf("store.Create(%s): %v", st.GameID, err)

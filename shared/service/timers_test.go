@@ -217,6 +217,19 @@ func TestLazyTimersAcrossGames(t *testing.T) {
 			func(ply int) time.Duration { return time.Duration(1+ply%4) * time.Second }, 0.1, game.ReasonTimeLoss},
 		{"per move 30 s", `{"colorAssignment":"hostWhite","timeControl":"perMove:30"}`, 60,
 			func(ply int) time.Duration { return time.Duration(2+ply%5) * time.Second }, 0.3, game.ReasonTimeLoss},
+		// docs/operations.md's target pace: each seat thinks about 10 s
+		// (5 to 15 s) a move. A Fischer clock's armed timer stays ahead
+		// of the deadline it watches. A per-move clock's deadline moves
+		// later on every move, so its armed timer fires early once every
+		// 20 to 25 s (the period less the time since the last move) and
+		// re-arms: about one call every two or three moves, measured
+		// 0.43 here. That is above the issue's 0.3, which holds while
+		// a move takes under about a quarter of the period (the case above,
+		// and cmd/emustack's); docs/operations.md §2.1 says so.
+		{"Fischer 10+5 at 10 s a move", `{"colorAssignment":"hostWhite","timeControl":"10+5"}`, 80,
+			func(ply int) time.Duration { return time.Duration(5+(ply*7)%11) * time.Second }, 0.1, game.ReasonTimeLoss},
+		{"per move 30 s at 10 s a move", `{"colorAssignment":"hostWhite","timeControl":"perMove:30"}`, 60,
+			func(ply int) time.Duration { return time.Duration(5+(ply*7)%11) * time.Second }, 0.5, game.ReasonTimeLoss},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newTimerFixture(t)
