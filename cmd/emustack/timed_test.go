@@ -362,6 +362,7 @@ func TestEmustackPushThrottled(t *testing.T) {
 	aiGames := []*timedGame{createTimed(c, "ai"), createTimed(c, "ai")}
 	aborting := c.call("POST", "/v1/games", "", map[string]any{"options": map[string]any{"timeControl": "5+0", "colorAssignment": "hostWhite", "firstMoveSec": 15}}, 201)
 	c.call("POST", "/v1/games/"+aborting.GameID+"/join", "", nil, 200)
+	abortRec, _ := tb.game(aborting.GameID)
 	followers := map[string]*follower{aborting.GameID: follow(t, st, aborting.GameID, aborting.Token)}
 	for _, g := range aiGames {
 		followers[g.id] = follow(t, st, g.id, g.tokens[0])
@@ -370,13 +371,16 @@ func TestEmustackPushThrottled(t *testing.T) {
 
 	end := st.apis.throttle()
 	throttled := time.Now()
+	moved := time.Now()
 	for _, g := range aiGames {
 		c.move(g.id, g.tokens[0], "e2e4")
 	}
 	for _, g := range aiGames {
 		tb.waitFor(g.id, 30*time.Second, "the AI's reply while pushes are throttled", func(s *game.State) bool { return len(s.Moves) == 2 })
 	}
+	replied := time.Since(moved)
 	s := tb.waitFor(aborting.GameID, 40*time.Second, "the abort while pushes are throttled", func(s *game.State) bool { return s.Phase == game.PhaseFinished })
+	late := time.Since(abortRec.Deadline)
 	if s.Result.Reason != game.ReasonAborted {
 		t.Errorf("the game with no first move ended %s; want aborted", s.Result.Reason)
 	}
@@ -384,8 +388,10 @@ func TestEmustackPushThrottled(t *testing.T) {
 	if during.Platform["apigw-ws:PostsThrottled"] == 0 || during.Platform["apigw-ws:MessagesOut"] != 0 {
 		t.Errorf("during the throttle: %d posts refused, %d delivered; want posts refused and none delivered", during.Platform["apigw-ws:PostsThrottled"], during.Platform["apigw-ws:MessagesOut"])
 	}
-	t.Logf("throttled for %v: AI replies and the abort happened meanwhile; %d posts refused", time.Since(throttled).Round(time.Millisecond), during.Platform["apigw-ws:PostsThrottled"])
+	t.Logf("throttled for %v: both AI replies within %v of the moves, the abort seen %v after its deadline (polled every 250 ms); %d posts refused",
+		time.Since(throttled).Round(time.Millisecond), replied.Round(time.Millisecond), late.Round(time.Millisecond), during.Platform["apigw-ws:PostsThrottled"])
 	end()
+	ended := time.Now()
 	for id, f := range followers {
 		rec, _ := tb.game(id)
 		deadline := time.Now().Add(30 * time.Second)
@@ -396,6 +402,7 @@ func TestEmustackPushThrottled(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
+	t.Logf("every subscriber at its game's latest version %v after the throttle ended", time.Since(ended).Round(time.Millisecond))
 	after := c.counts()
 	if after.Platform["lambda:StreamRecordsDiscarded"] != 0 {
 		t.Errorf("records discarded: %d; want every push delivered once the throttle ended", after.Platform["lambda:StreamRecordsDiscarded"])
@@ -473,8 +480,10 @@ func TestEmustackPoisonAndRedrive(t *testing.T) {
 	}}); err != nil {
 		t.Fatal(err)
 	}
+	moved := time.Now()
 	c.move(ai.id, ai.tokens[0], "e2e4")
 	tb.waitFor(ai.id, 30*time.Second, "the AI's reply after the poisoned record", func(s *game.State) bool { return len(s.Moves) == 2 })
+	t.Logf("the AI seat answered %v after the move that followed the poisoned record", time.Since(moved).Round(time.Millisecond))
 	poisoned := c.counts()
 	if n := poisoned.Platform["lambda:StreamRetries"]; n != 0 {
 		t.Errorf("stream retries after the poisoned record: %d; want none (given up on at once, holding nothing)", n)
