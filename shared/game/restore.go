@@ -192,8 +192,12 @@ func (s *State) checkConsistent(pos *chess.Position) error {
 		if !s.Seats[chess.White].taken() || !s.Seats[chess.Black].taken() {
 			return errors.New("playing game with a free seat")
 		}
-		if pos.Status() != chess.StatusPlaying {
+		if pos.CountMoves() == 0 || s.insufficientMaterial() {
 			return fmt.Errorf("playing game in a %s position", pos.Status())
+		}
+	case PhaseReady:
+		if n > 0 || !s.Seats[chess.White].taken() || !s.Seats[chess.Black].taken() {
+			return errors.New("game in its ready step must have both seats and no moves")
 		}
 	case PhaseFinished:
 	default:
@@ -224,6 +228,20 @@ func (s *State) checkConsistent(pos *chess.Position) error {
 	}
 	if s.Phase != PhasePlaying && (s.Undo.Pending != nil || s.Draw.PendingBy != nil) {
 		return errors.New("pending request outside play")
+	}
+	if s.Options.Rules != RulesYeoul && (s.Clock.StartsAt != 0 || s.Ready != PerColor[bool]{}) {
+		return errors.New("ready step in a game of the standard rules")
+	}
+	if s.Clock.StartsAt < 0 || s.Clock.StartsAt > 0 && !(s.Ready[chess.White] && s.Ready[chess.Black]) {
+		return errors.New("start time without both seats ready")
+	}
+	if s.Clock.AfterMove != nil && (len(s.Clock.AfterMove) != n || s.Options.TimeControl.Kind != TimeFischer) {
+		return errors.New("clock after each move does not match the moves")
+	}
+	for _, ms := range s.Clock.AfterMove {
+		if ms < 0 {
+			return errors.New("negative clock after a move")
+		}
 	}
 	for c := range s.Requests {
 		if len(s.Requests[c]) > RequestLogSize {

@@ -27,6 +27,8 @@ import (
 //	text("o.rules", func(s *game.State) *game.Rules { return &s.Options.Rules }),
 //	integer("clock.startsAt", func(s *game.State) *int64 { return &s.Clock.StartsAt }).omitZero(),
 //
+// (both are in the table below).
+//
 // A field added while records exist must not be required (the records
 // written before it lack it; game.Restore gives it its default). A new
 // value of a stored field needs no entry: a new phase ("ready") is a new
@@ -52,6 +54,10 @@ var header = newFieldTable(slices.Concat(
 		integer("o.disconnectGraceSec", func(s *game.State) *int { return &s.Options.DisconnectGraceSec }).required(),
 		text("o.room", func(s *game.State) *game.Room { return &s.Options.Room }),
 		integer("o.waitingExpirySec", func(s *game.State) *int { return &s.Options.WaitingExpirySec }),
+		// The standard rules are the default (records before the rules
+		// existed are standard games; game.Restore fills it in).
+		text("o.rules", func(s *game.State) *game.Rules { return &s.Options.Rules }).
+			omitUnless(func(s *game.State) bool { return s.Options.Rules != "" && s.Options.Rules != game.RulesStandard }),
 	},
 	seatFields(chess.White),
 	seatFields(chess.Black),
@@ -65,6 +71,11 @@ var header = newFieldTable(slices.Concat(
 		integer("clock.turnStartedAt", func(s *game.State) *int64 { return &s.Clock.TurnStartedAt }).required(),
 		pair("clock.started", flagValue, func(s *game.State) *game.PerColor[bool] { return &s.Clock.Started }).required(),
 		pair("clock.extensionsUsed", integerValue[int](), func(s *game.State) *game.PerColor[int] { return &s.Clock.ExtensionsUsed }).required(),
+		integer("clock.startsAt", func(s *game.State) *int64 { return &s.Clock.StartsAt }).omitZero(),
+		// Only after a take-back (nil otherwise: PGN derives it); an empty
+		// list, after every move was taken back, is still written.
+		list("clock.afterMove", integerValue[int64](), func(s *game.State) *[]int64 { return &s.Clock.AfterMove }),
+		pair("ready", flagValue, func(s *game.State) *game.PerColor[bool] { return &s.Ready }).omitZero(),
 		pair("undo.usedBy", integerValue[int](), func(s *game.State) *game.PerColor[int] { return &s.Undo.UsedBy }).required(),
 		nullable("undo.pending", undoRequestValue, func(s *game.State) **game.UndoRequest { return &s.Undo.Pending }),
 		nullable("draw.pendingBy", colorValue, func(s *game.State) **chess.Color { return &s.Draw.PendingBy }),
@@ -189,6 +200,40 @@ func timeControl(key string, at func(s *game.State) *game.TimeControl) field {
 // pair is a per-colour field: "white black".
 func pair[T comparable](key string, k valueKind[T], at func(s *game.State) *game.PerColor[T]) field {
 	return value(key, pairValue(k), at)
+}
+
+// list is a slice field: its values space-separated, the line there when
+// the slice is not nil (an empty one is an empty value).
+func list[T any](key string, k valueKind[T], at func(s *game.State) *[]T) field {
+	isNil := func(s *game.State) bool { return *at(s) == nil }
+	return field{
+		key:    key,
+		isZero: isNil,
+		omit:   isNil,
+		write: func(b []byte, s *game.State) []byte {
+			for i, v := range *at(s) {
+				if i > 0 {
+					b = append(b, ' ')
+				}
+				b = k.write(b, v)
+			}
+			return b
+		},
+		read: func(s *game.State, v string) error {
+			out := make([]T, 0, strings.Count(v, " ")+2) // room for the next move
+			for v != "" {
+				var token string
+				token, v, _ = strings.Cut(v, " ")
+				x, err := k.read(token)
+				if err != nil {
+					return err
+				}
+				out = append(out, x)
+			}
+			*at(s) = out
+			return nil
+		},
+	}
 }
 
 // pairValue is two values of kind k, "a b".
