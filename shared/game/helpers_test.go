@@ -179,10 +179,14 @@ func assertSameState(t testing.TB, got, want *State, context string) {
 
 // gameFromFEN returns a playing game (alice White, bob Black) that starts
 // from fen, which must have White to move, with both first moves counted
-// as made so the main clocks run.
+// as made so the main clocks run. A game of the yeoul rules goes through
+// its ready step first and is played from 4 s on.
 func gameFromFEN(t testing.TB, fen string, o Options) *State {
 	t.Helper()
 	s := newGame(t, o)
+	if s.Phase == PhaseReady {
+		s = readyBoth(t, s, 0) // playing from 4 s on
+	}
 	pos, err := chess.ParseFENVariant(fen, o.Variant.chess())
 	if err != nil {
 		t.Fatalf("ParseFENVariant(%q) = %v", fen, err)

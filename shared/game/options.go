@@ -285,7 +285,7 @@ func ParseTimeControl(s string) (TimeControl, error) {
 		}
 		return bad("per-move seconds must be 30, 60 or 120")
 	case strings.HasPrefix(s, "days:"):
-		if n, err := strictAtoi(s[len("days:"):]); err == nil && slices.Contains(CorrespondenceDays, n) {
+		if n, err := strictAtoi(s[len("days:"):]); err == nil && slices.Contains(CorrespondenceDays, n) && s == "days:"+strconv.Itoa(n) {
 			return TimeControl{Kind: TimeDays, Days: n}, nil
 		}
 		return bad("days must be 1, 2, 3, 5, 7 or 14")
