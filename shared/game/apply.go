@@ -3,6 +3,7 @@ package game
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -166,9 +167,6 @@ func (s *State) playMove(m chess.Move, t int64, events *[]Event) {
 		c.RemainingMs[mover] += int64(tc.IncSec) * 1000
 	case tc.refills():
 		c.RemainingMs[mover] = tc.fullMs()
-	}
-	if c.AfterMove != nil {
-		c.AfterMove = append(c.AfterMove, c.RemainingMs[mover])
 	}
 	c.Started[mover] = true
 	c.TurnStartedAt = t
@@ -391,14 +389,6 @@ func respondUndo(s *State, by chess.Color, accept bool, t int64) (*State, []Even
 func (s *State) takeBack(t int64) (Event, error) {
 	p := *s.Undo.Pending
 	s.chargeTurn(t)
-	if s.Options.TimeControl.Kind == TimeFischer {
-		// From here on the moves' times no longer tell the clock after
-		// each move: keep it (PGN's clock comments).
-		if s.Clock.AfterMove == nil {
-			s.Clock.AfterMove = s.derivedAfterMove()
-		}
-		s.Clock.AfterMove = s.Clock.AfterMove[:len(s.Moves)-p.Plies]
-	}
 	s.Moves = s.Moves[:len(s.Moves)-p.Plies]
 	if err := s.replayLive(); err != nil {
 		return Event{}, err
@@ -411,6 +401,14 @@ func (s *State) takeBack(t int64) (Event, error) {
 		s.Clock.RemainingMs = PerColor[int64]{tc.fullMs(), tc.fullMs()}
 	}
 	s.Clock.TurnStartedAt = t
+	if s.Options.TimeControl.Kind == TimeFischer {
+		// The clock after each move is no longer the moves' times alone:
+		// record where this take-back left it (resets of the moves taken
+		// back go with them).
+		n := len(s.Moves)
+		s.Clock.Resets = slices.DeleteFunc(s.Clock.Resets, func(r ClockReset) bool { return r.Ply >= n })
+		s.Clock.Resets = append(s.Clock.Resets, ClockReset{Ply: n, At: t, RemainingMs: s.Clock.RemainingMs})
+	}
 	s.Undo.UsedBy[p.By]++
 	s.Undo.Pending = nil
 	return Event{Type: EventUndoAccepted, Color: p.By.Other().String(), At: t, Plies: p.Plies, Ply: len(s.Moves)}, nil

@@ -241,19 +241,28 @@ func (s *State) aiForfeit(now time.Time) (*State, []Event, error) {
 	return next, events, nil
 }
 
-// derivedAfterMove is the mover's main time after each move of a Fischer
-// game without a take-back, replayed from the moves' times by the rules
-// playMove applies: a side's first move costs nothing and earns nothing;
-// later moves cost the time since the previous move (clamped at zero, as
-// chargeTurn does) and earn the increment.
-func (s *State) derivedAfterMove() []int64 {
+// ClocksAfterMoves returns, for a Fischer game, the mover's main time
+// after each move (nil for other time controls). It replays the moves'
+// times by the rules playMove applies — a side's first move costs nothing
+// and earns nothing; later moves cost the time since the turn began
+// (clamped at zero, as chargeTurn does) and earn the increment — starting
+// again from each standing take-back's clock (Resets).
+func (s *State) ClocksAfterMoves() []int64 {
 	tc := s.Options.TimeControl
+	if tc.Kind != TimeFischer {
+		return nil
+	}
 	inc := int64(tc.IncSec) * 1000
-	out := make([]int64, len(s.Moves), len(s.Moves)+1)
+	out := make([]int64, len(s.Moves))
 	remaining := PerColor[int64]{tc.fullMs(), tc.fullMs()}
 	var started PerColor[bool]
 	var turnStart int64
+	resets := s.Clock.Resets
 	for i, m := range s.Moves {
+		if len(resets) > 0 && resets[0].Ply == i {
+			remaining, turnStart = resets[0].RemainingMs, resets[0].At
+			resets = resets[1:]
+		}
 		c := m.Color & 1
 		if started[c] {
 			remaining[c] = max(0, remaining[c]-max(0, m.At-turnStart)) + inc

@@ -256,8 +256,15 @@ func checkInvariants(t *testing.T, prev, s *State) {
 	if s.Options.Rules == RulesYeoul && s.Phase == PhasePlaying && (!s.Ready[chess.White] || !s.Ready[chess.Black] || s.Clock.StartsAt == 0) {
 		t.Fatalf("yeoul game playing without both ready: %+v, starts %d", s.Ready, s.Clock.StartsAt)
 	}
-	if n := len(s.Clock.AfterMove); s.Clock.AfterMove != nil && n != s.Ply() {
-		t.Fatalf("%d clocks after move for %d moves", n, s.Ply())
+	if clocks := s.ClocksAfterMoves(); s.Options.TimeControl.Kind == TimeFischer && s.Ply() > 0 {
+		// The clock after the last move is the mover's main time now,
+		// unless the mover's turn has come round again (a take-back).
+		last := s.Moves[s.Ply()-1]
+		resets := s.Clock.Resets
+		movedSince := len(resets) == 0 || resets[len(resets)-1].Ply < s.Ply()
+		if len(clocks) != s.Ply() || movedSince && clocks[s.Ply()-1] != s.Clock.RemainingMs[last.Color] {
+			t.Fatalf("clocks after moves %v; the last mover has %d", clocks, s.Clock.RemainingMs[last.Color])
+		}
 	}
 	if _, err := PGN(s); err != nil {
 		t.Fatalf("PGN = %v", err)

@@ -387,8 +387,10 @@ type UndoInput struct {
 // ("options.drawMode"); so is, under the yeoul rules (a rated room's, or
 // Rules "yeoul"), a value those rules do not allow (SPEC §16.5): a time
 // control other than perMove:30|60|120, drawOffer true, undo other than
-// "off", drawMode "fide", any disconnectGraceSec. The yeoul rules fix
-// those options; the others keep their meaning.
+// "off", drawMode "fide", a disconnectGraceSec other than its 90. The yeoul
+// rules fix those options (a value equal to the fixed one is accepted, so
+// the options a view shows read back as they are); the others keep their
+// meaning.
 func BuildOptions(in OptionsInput) (Options, error) {
 	o := DefaultOptions()
 	var err error
@@ -435,7 +437,9 @@ func BuildOptions(in OptionsInput) (Options, error) {
 	}
 	if in.DisconnectGraceSec != nil {
 		set(func() error {
-			return setIntChoice("options.disconnectGraceSec", *in.DisconnectGraceSec, &o.DisconnectGraceSec, 30, 60, 120)
+			// 90 s is the yeoul rules' own (applyRules refuses it under
+			// the standard rules).
+			return setIntChoice("options.disconnectGraceSec", *in.DisconnectGraceSec, &o.DisconnectGraceSec, 30, 60, 120, YeoulGraceSec)
 		})
 	}
 	if in.Room != nil {
@@ -480,6 +484,9 @@ func (o *Options) applyRules(in OptionsInput) error {
 		}
 	}
 	if rules == RulesStandard {
+		if o.DisconnectGraceSec == YeoulGraceSec {
+			return FieldOneOf("options.disconnectGraceSec", "30", "60", "120")
+		}
 		o.Rules = RulesStandard
 		return nil
 	}
@@ -493,7 +500,7 @@ func (o *Options) applyRules(in OptionsInput) error {
 		return FieldNotAllowed("options.undo", "yeoulNoUndo")
 	case in.DrawMode != nil && o.DrawMode != DrawAuto:
 		return FieldNotAllowed("options.drawMode", "yeoulAutoDraws")
-	case in.DisconnectGraceSec != nil:
+	case in.DisconnectGraceSec != nil && o.DisconnectGraceSec != YeoulGraceSec:
 		return FieldNotAllowed("options.disconnectGraceSec", "yeoulGrace")
 	}
 	o.yeoul()

@@ -159,10 +159,7 @@ func (s *State) pgnClocks() []string {
 	if s.Options.TimeControl.Kind != TimeFischer || len(s.Moves) == 0 {
 		return nil
 	}
-	after := s.Clock.AfterMove
-	if after == nil {
-		after = s.derivedAfterMove()
-	}
+	after := s.ClocksAfterMoves()
 	out := make([]string, len(after))
 	for i, ms := range after {
 		out[i] = "[%clk " + clockText(ms) + "]"

@@ -191,8 +191,8 @@ func TestPGNClockComments(t *testing.T) {
 	checkClocks("restored")
 	s = roundTrip(t, s)
 	checkClocks("after a round trip")
-	if s.Clock.AfterMove == nil {
-		t.Error("a game with a take-back keeps no clock per move")
+	if len(s.Clock.Resets) != 1 || s.Clock.Resets[0].Ply != 2 {
+		t.Errorf("resets after one take-back to ply 2: %+v", s.Clock.Resets)
 	}
 }
 

@@ -235,12 +235,10 @@ func (s *State) checkConsistent(pos *chess.Position) error {
 	if s.Clock.StartsAt < 0 || s.Clock.StartsAt > 0 && !(s.Ready[chess.White] && s.Ready[chess.Black]) {
 		return errors.New("start time without both seats ready")
 	}
-	if s.Clock.AfterMove != nil && (len(s.Clock.AfterMove) != n || s.Options.TimeControl.Kind != TimeFischer) {
-		return errors.New("clock after each move does not match the moves")
-	}
-	for _, ms := range s.Clock.AfterMove {
-		if ms < 0 {
-			return errors.New("negative clock after a move")
+	for i, r := range s.Clock.Resets {
+		if s.Options.TimeControl.Kind != TimeFischer || r.Ply < 0 || r.Ply > n || i > 0 && r.Ply <= s.Clock.Resets[i-1].Ply ||
+			r.RemainingMs[0] < 0 || r.RemainingMs[1] < 0 {
+			return errors.New("clock resets do not match the moves")
 		}
 	}
 	for c := range s.Requests {

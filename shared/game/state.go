@@ -186,12 +186,19 @@ type Clock struct {
 	// plus StartDelayMs; 0 until both seats are ready): the phase turns
 	// from ready to playing then, and White's first-move limit begins.
 	StartsAt int64 `json:"startsAt,omitempty"`
-	// AfterMove is, in a Fischer game that has had a take-back, the
-	// mover's main time after each move (one per move). Without a
-	// take-back it follows from the moves' times and is nil (PGN derives
-	// it); a take-back makes it, because the clock is not rewound and the
-	// times no longer tell (seeds/000 §8.2).
-	AfterMove []int64 `json:"afterMove"`
+	// Resets are the take-backs of a Fischer game that still stand, by
+	// ply: the clock then was not rewound (seeds/000 §8.2), so the moves'
+	// times alone no longer tell the clock after each move (the PGN's
+	// clock comments); with these they do (ClocksAfterMoves).
+	Resets []ClockReset `json:"resets,omitempty"`
+}
+
+// ClockReset is the clock as a take-back left it: the moves that remained
+// (Ply), when the next turn began (At) and both sides' main time then.
+type ClockReset struct {
+	Ply         int             `json:"ply"`
+	At          int64           `json:"at"`
+	RemainingMs PerColor[int64] `json:"remainingMs"`
 }
 
 // UndoState tracks take-backs (seeds/000 §8.1).
@@ -376,8 +383,8 @@ func (s *State) clone() *State {
 	// Entries are never modified in place, so sharing their bytes is safe;
 	// the slice is copied because commit appends to it.
 	c.Changes = append(make([]Change, 0, len(s.Changes)+1), s.Changes...)
-	if s.Clock.AfterMove != nil {
-		c.Clock.AfterMove = append(make([]int64, 0, len(s.Clock.AfterMove)+1), s.Clock.AfterMove...)
+	if s.Clock.Resets != nil {
+		c.Clock.Resets = slices.Clone(s.Clock.Resets) // takeBack truncates and appends
 	}
 	if s.Undo.Pending != nil {
 		p := *s.Undo.Pending

@@ -67,7 +67,10 @@ func TestYeoulOptions(t *testing.T) {
 		{"fide draws", `{"rules":"yeoul","drawMode":"fide"}`, 0, "options.drawMode"},
 		{"auto draws", `{"rules":"yeoul","drawMode":"auto"}`, 60, ""},
 		{"a grace", `{"rules":"yeoul","disconnectGraceSec":60}`, 0, "options.disconnectGraceSec"},
-		{"the grace it has", `{"room":"beginner","disconnectGraceSec":90}`, 0, "options.disconnectGraceSec"},
+		{"the grace it has", `{"room":"beginner","disconnectGraceSec":90}`, 60, ""},
+		{"90 s under the standard rules", `{"disconnectGraceSec":90}`, 0, "options.disconnectGraceSec"},
+		// What a view shows reads back as it is.
+		{"a view's options", `{"rules":"yeoul","timeControl":"perMove:30","drawOffer":false,"undo":"off","drawMode":"auto","disconnectGraceSec":90}`, 30, ""},
 		// The others keep their meaning.
 		{"the rest", `{"rules":"yeoul","firstMoveSec":15,"colorAssignment":"hostBlack","variant":"chess960","hints":"off","autoQueen":true}`, 60, ""},
 	} {
