@@ -45,7 +45,7 @@ func TestCorrespondenceGameEndsByTheScheduler(t *testing.T) {
 		}
 		return svc, sched, handled
 	}
-	svc, sched, handled := start()
+	svc, sched, _ := start()
 
 	opts := game.DefaultOptions()
 	opts.TimeControl = game.TimeControl{Kind: game.TimeDays, Days: 1}
@@ -98,7 +98,7 @@ func TestCorrespondenceGameEndsByTheScheduler(t *testing.T) {
 	// A restart: the timer comes back from the store.
 	sched.Close()
 	svc.Close(time.Second)
-	svc, sched, handled = start()
+	svc, sched, handled := start()
 	defer sched.Close()
 	defer svc.Close(time.Second)
 	if n, err := sched.Restore(ctx, store.PendingTimeouts); err != nil || n != 1 {
