@@ -23,7 +23,7 @@
 //	                                game if it ends it: Rate, EndsRatedGame)
 //	Deadline                        when the clock next needs a Timeout
 //	TimeRunningOut                  when the turn's timeRunningOut reminders are due
-//	ViewOf, PGN, LegalMoves         what a seat or a spectator sees (ClocksAfterMoves:
+//	ViewOf, PGN, LegalMoves         what a seat or a spectator sees (State.ClocksAfterMoves:
 //	                                a Fischer game's clock after each move)
 //	Restore                         complete a state read back from storage: replay
 //	                                its moves and derive the rest
