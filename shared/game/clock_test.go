@@ -109,7 +109,7 @@ func TestSetPresence(t *testing.T) {
 		t.Error("view shows the disconnected seat as connected")
 	}
 	on, events, ok := SetPresence(off, white, true, at(2000))
-	if !ok || !on.Seats[white].Connected || on.Seats[white].DisconnectedAt != 0 || events[0].Type != EventPlayerReconnected {
+	if !ok || on.Seats[white].Connected || on.Seats[white].DisconnectedAt != 0 || events[0].Type != EventPlayerReconnected {
 		t.Errorf("reconnect: %+v %v", on.Seats[white], events)
 	}
 	if _, _, ok := SetPresence(off, white, true, at(31000)); ok {

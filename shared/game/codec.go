@@ -79,7 +79,7 @@ func Encode(s *State) ([]byte, error) { return encodePlain(s) }
 func encodePlain(s *State) ([]byte, error) {
 	size := 1024
 	for _, c := range s.Changes {
-		size += len(c.Events) + 32
+		size += len(c.Events) + len(c.Delta) + 40
 	}
 	for _, r := range s.Requests {
 		for _, e := range r {
@@ -104,6 +104,8 @@ func encodePlain(s *State) ([]byte, error) {
 // scan; lengths make them safe for any bytes.
 //
 //	change entry:  "c<version> <at> <events len>:" events
+//	its delta:     "d<delta len>:" delta (after its change entry; none for
+//	               a change without one)
 //	request entry: "h<seat 0|1> <version> <id len> <hash len> <events len>:" id hash events
 //	request entry whose events are its version's change entry (no copy):
 //	               "r<seat 0|1> <version> <id len> <hash len>:" id hash
@@ -120,6 +122,12 @@ func appendLogs(b []byte, requests *PerColor[[]AppliedRequest], changes []Change
 		b = strconv.AppendInt(b, int64(len(ch.Events)), 10)
 		b = append(b, ':')
 		b = append(b, ch.Events...)
+		if len(ch.Delta) > 0 {
+			b = append(b, 'd')
+			b = strconv.AppendInt(b, int64(len(ch.Delta)), 10)
+			b = append(b, ':')
+			b = append(b, ch.Delta...)
+		}
 	}
 	for c, entries := range requests {
 		for _, r := range entries {
@@ -349,6 +357,14 @@ func parseLogs(b []byte, requests *PerColor[[]AppliedRequest], changes *[]Change
 			}
 			*changes = append(*changes, Change{Version: n[0], At: n[1], Events: json.RawMessage(rest[:n[2]:n[2]])})
 			b = rest[n[2]:]
+		case tag == 'd':
+			n, rest, ok := logNumbers(b[1:], 1)
+			k := len(*changes)
+			if !ok || n[0] <= 0 || n[0] > int64(len(rest)) || k == 0 || len((*changes)[k-1].Delta) > 0 {
+				return &DecodeError{Reason: "change log delta"}
+			}
+			(*changes)[k-1].Delta = json.RawMessage(rest[:n[0]:n[0]])
+			b = rest[n[0]:]
 		case tag == 'h' || tag == 'r':
 			count := 5
 			if tag == 'r' {

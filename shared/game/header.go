@@ -69,6 +69,7 @@ const (
 	hSeatToken        = "tokenHash"
 	hSeatAI           = "ai"
 	hSeatConnected    = "connected"
+	hSeatConnectedAt  = "connectedAt"
 	hSeatDisconnected = "disconnectedAt"
 	hSeatBound        = "bound"
 	hSeatRating       = "rating"
@@ -130,6 +131,9 @@ func appendHeader(b []byte, s *State) []byte {
 			str(p+hSeatAI, seat.AI)
 		}
 		num(p+hSeatConnected, boolInt(seat.Connected))
+		if seat.ConnectedAt != 0 {
+			num(p+hSeatConnectedAt, seat.ConnectedAt)
+		}
 		if seat.DisconnectedAt != 0 {
 			num(p+hSeatDisconnected, seat.DisconnectedAt)
 		}
@@ -353,6 +357,10 @@ func (s *State) setHeaderField(key string, v []byte) error {
 			return text(&seat.AI)
 		case hSeatConnected:
 			return flag(&seat.Connected)
+		case hSeatConnectedAt:
+			n, err := num()
+			seat.ConnectedAt = n
+			return err
 		case hSeatDisconnected:
 			n, err := num()
 			seat.DisconnectedAt = n

@@ -221,9 +221,21 @@ func ApplyTimeout(s *State, now time.Time) (*State, []Event, bool) {
 	return next, events, true
 }
 
-// SetPresence changes a seat's presence and commits it (false: no change).
+// SetPresence reports a seat's presence as its app does over HTTP (POST
+// presence, a sign of life) and commits it (false: no change).
 func SetPresence(s *State, c chess.Color, connected bool, now time.Time) (*State, []Event, bool) {
-	next, events := s.setPresence(c, connected, now)
+	return ReportPresence(s, Presence{Seat: c, Connected: connected}, now)
+}
+
+// StreamPresence reports that a stream connection of the seat opened
+// (connected) or that its last one closed, and commits it.
+func StreamPresence(s *State, c chess.Color, connected bool, now time.Time) (*State, []Event, bool) {
+	return ReportPresence(s, Presence{Seat: c, Connected: connected, Stream: true}, now)
+}
+
+// ReportPresence applies p and commits it (false: no change).
+func ReportPresence(s *State, p Presence, now time.Time) (*State, []Event, bool) {
+	next, events := s.setPresence(p, now)
 	if next == s {
 		return s, nil, false
 	}
