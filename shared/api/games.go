@@ -33,6 +33,7 @@ type changeJSON struct {
 	Version int64           `json:"version"`
 	At      int64           `json:"at"`
 	Events  json.RawMessage `json:"events"`
+	Delta   json.RawMessage `json:"delta"`
 }
 
 type eventsResponse struct {
@@ -41,7 +42,8 @@ type eventsResponse struct {
 	// Changes is absent on a reset and present otherwise, [] when the
 	// client is up to date.
 	Changes *[]changeJSON `json:"changes,omitempty"`
-	Game    *game.View    `json:"game"`
+	// Game is the caller's view: on a reset, or when asked (?view=true).
+	Game *game.View `json:"game,omitempty"`
 }
 
 func (h *handler) handleCreate(w http.ResponseWriter, r *request) error {
@@ -99,6 +101,37 @@ func afterVersionParam(r *request) (*int64, error) {
 	return &n, nil
 }
 
+// boolParam reads a true/false query parameter (def when absent).
+func boolParam(r *request, name string, def bool) (bool, error) {
+	q := r.URL.Query()
+	if !q.Has(name) {
+		return def, nil
+	}
+	switch q.Get(name) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return def, game.FieldOneOf(name, "true", "false")
+}
+
+// viewOptions reads ?moves= (default true): moves=false leaves the move
+// list and the PGN out of the view (SPEC §16.1), for screens that do not
+// need them.
+func viewOptions(r *request) (func(*game.View) *game.View, error) {
+	moves, err := boolParam(r, "moves", true)
+	if err != nil || moves {
+		return func(v *game.View) *game.View { return localize(v, r.lang) }, err
+	}
+	return func(v *game.View) *game.View {
+		if v == nil {
+			return nil
+		}
+		return localize(v.WithoutMoves(), r.lang)
+	}, nil
+}
+
 func (h *handler) handleView(w http.ResponseWriter, r *request) error {
 	caller, err := callerOf(r.Header.Get("Authorization"))
 	if err != nil {
@@ -108,11 +141,15 @@ func (h *handler) handleView(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
+	shown, err := viewOptions(r)
+	if err != nil {
+		return err
+	}
 	view, err := h.deps.Games.Get(r.Context(), r.PathValue("id"), caller, after, h.deps.LongPollMax)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, gameResponse{Game: localize(view, r.lang)})
+	writeJSON(w, http.StatusOK, gameResponse{Game: shown(view)})
 	return nil
 }
 
@@ -128,15 +165,30 @@ func (h *handler) handleEvents(w http.ResponseWriter, r *request) error {
 	if after == nil {
 		return game.FieldRequired("afterVersion")
 	}
+	withView, err := boolParam(r, "view", false)
+	if err != nil {
+		return err
+	}
+	shown, err := viewOptions(r)
+	if err != nil {
+		return err
+	}
 	log, err := h.deps.Games.Changes(r.Context(), r.PathValue("id"), caller, *after)
 	if err != nil {
 		return err
 	}
-	resp := eventsResponse{Version: log.Version, Reset: log.Reset, Game: localize(log.Game, r.lang)}
+	resp := eventsResponse{Version: log.Version, Reset: log.Reset}
+	if log.Reset || withView {
+		resp.Game = shown(log.Game)
+	}
 	if !log.Reset {
 		changes := make([]changeJSON, len(log.Changes))
 		for i, c := range log.Changes {
-			changes[i] = changeJSON{Version: c.Version, At: c.At, Events: c.Events}
+			delta, err := localizeDelta(log.Deltas[i], r.lang).MarshalJSON()
+			if err != nil {
+				return err
+			}
+			changes[i] = changeJSON{Version: c.Version, At: c.At, Events: c.Events, Delta: delta}
 		}
 		resp.Changes = &changes
 	}
@@ -167,11 +219,15 @@ func (h *handler) handleAction(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
+	shown, err := viewOptions(r)
+	if err != nil {
+		return err
+	}
 	out, err := h.deps.Games.Act(r.Context(), r.PathValue("id"), caller, in)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, actionResponse{Game: localize(out.Game, r.lang), Events: out.EventsJSON})
+	writeJSON(w, http.StatusOK, actionResponse{Game: shown(out.Game), Events: out.EventsJSON})
 	return nil
 }
 

@@ -60,7 +60,7 @@ func (s *State) turnDeadline() (at int64, cause string, ok bool) {
 	default:
 		at, cause = c.TurnStartedAt+c.RemainingMs[turn], causeClock
 	}
-	if seat := s.Seats[turn]; seat.graceRunning() {
+	if seat := s.Seats[turn]; seat.GraceRunning() {
 		graceStart := max(seat.DisconnectedAt, c.TurnStartedAt)
 		if g := graceStart + s.Options.graceMs(); g < at {
 			at, cause = g, causeDisconnect
@@ -212,19 +212,19 @@ func (s *State) setPresence(p Presence, now time.Time) (*State, []Event) {
 	var events []Event
 	switch {
 	case p.Stream && p.Connected:
-		if seat.streaming() {
+		if seat.Streaming() {
 			return s, nil
 		}
 		after.Connected, after.ConnectedAt = true, t
-		if seat.graceRunning() {
+		if seat.GraceRunning() {
 			events = []Event{{Type: EventPlayerReconnected, Color: c.String(), At: t}}
 		}
 	case p.Connected: // a sign of life over HTTP
-		if !seat.graceRunning() {
+		if !seat.GraceRunning() {
 			return s, nil
 		}
 		events = []Event{{Type: EventPlayerReconnected, Color: c.String(), At: t}}
-	case p.Stream && !seat.streaming(), !p.Stream && seat.graceRunning():
+	case p.Stream && !seat.Streaming(), !p.Stream && seat.GraceRunning():
 		return s, nil
 	default: // the last stream connection closed, or the app says it left
 		after.DisconnectedAt = t

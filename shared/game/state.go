@@ -132,13 +132,13 @@ type Seat struct {
 
 func (s Seat) taken() bool { return s.PlayerID != "" }
 
-// streaming reports whether a stream connection of the seat is open (an AI
+// Streaming reports whether a stream connection of the seat is open (an AI
 // seat always counts as connected).
-func (s Seat) streaming() bool { return s.Connected && (s.ConnectedAt != 0 || s.AI != "") }
+func (s Seat) Streaming() bool { return s.Connected && (s.ConnectedAt != 0 || s.AI != "") }
 
-// graceRunning reports whether the seat is on the disconnect clock: a human
+// GraceRunning reports whether the seat is on the disconnect clock: a human
 // whose stream closed (or who said it left) and who is not back yet.
-func (s Seat) graceRunning() bool { return s.AI == "" && !s.Connected && s.DisconnectedAt != 0 }
+func (s Seat) GraceRunning() bool { return s.AI == "" && !s.Connected && s.DisconnectedAt != 0 }
 
 // Invite says who may take a waiting game's free seat (SPEC §12).
 type Invite struct {

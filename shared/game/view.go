@@ -89,10 +89,10 @@ func presenceOf(seat Seat) PresenceView {
 	switch {
 	case seat.AI != "":
 		return PresenceView{Connected: true}
-	case seat.streaming():
+	case seat.Streaming():
 		at := seat.ConnectedAt
 		return PresenceView{Connected: true, Since: &at}
-	case seat.graceRunning():
+	case seat.GraceRunning():
 		at := seat.DisconnectedAt
 		return PresenceView{Since: &at}
 	}
