@@ -196,7 +196,8 @@ func (s *State) remainingAt(t int64) PerColor[int64] {
 //     running grace ends), or the seat's last one closed (the grace starts);
 //   - the seat itself over HTTP: a sign of life (an action, a read, POST
 //     presence true) ends a running grace without showing the seat as
-//     connected; POST presence false starts the grace.
+//     connected; POST presence false starts the grace, unless a stream
+//     connection of the seat is open.
 //
 // It returns s itself when nothing changes: the presence is already so, the
 // seat is empty or an AI, the game is finished, or a timeout is due (Reduce
@@ -224,7 +225,9 @@ func (s *State) setPresence(p Presence, now time.Time) (*State, []Event) {
 			return s, nil
 		}
 		events = []Event{{Type: EventPlayerReconnected, Color: c.String(), At: t}}
-	case p.Stream && !seat.Streaming(), !p.Stream && seat.GraceRunning():
+	case p.Stream && !seat.Streaming(), !p.Stream && (seat.GraceRunning() || seat.Streaming()):
+		// Nothing to close; or the app says it left while a stream
+		// connection of the seat is open (the stream shows otherwise).
 		return s, nil
 	default: // the last stream connection closed, or the app says it left
 		after.DisconnectedAt = t

@@ -20,9 +20,11 @@ import (
 // view of the version.
 //
 // Each version's delta is made once, when the version is committed, from
-// the two spectator views of the versions (diffViews: by construction the
-// difference of two views) and kept in the change log with the version's
-// events. The seat-specific part, the legal moves of the seat to move, is
+// the two spectator views of the versions read at that moment (DiffViews:
+// by construction the difference of two views), with the clock always (a
+// view's clock is a reading as of its asOf: the subscriber's was taken
+// when the version before came), and kept in the change log with the
+// version's events. The seat-specific part, the legal moves of the seat to move, is
 // recorded as which seat had them before and after; DeltaFor completes the
 // delta for one viewer from that. The human texts (AI names, result
 // summaries) are the edge's to fill, as in a view.
@@ -245,6 +247,15 @@ func versionDelta(prev, next *State, now time.Time) (json.RawMessage, error) {
 	d, err := DiffViews(pv, nv)
 	if err != nil {
 		return nil, err
+	}
+	// The clock always: it is read as of the version (its asOf), and a
+	// subscriber's copy was read earlier, when the version before came.
+	if _, ok := d.Get("clock"); !ok {
+		js, err := json.Marshal(nv.Clock)
+		if err != nil {
+			return nil, err
+		}
+		d = d.Set("clock", js)
 	}
 	before, after := holder(prev), holder(next)
 	if !sameSeat(before, after) || (after != nil && prev.FEN != next.FEN) {

@@ -223,7 +223,8 @@ func Diff(got, want map[string]any) string {
 
 // WithClockAt returns a copy of view whose clock is read at ms (Unix
 // ms): the running side's time as it would be then (views read at
-// different instants show the same clock at different moments).
+// different instants show the same clock at different moments: a client
+// counts its copy down from the last message, GET reads it now).
 func WithClockAt(view map[string]any, ms int64) map[string]any {
 	out := maps.Clone(view)
 	clock, ok := view["clock"].(map[string]any)
@@ -241,4 +242,22 @@ func WithClockAt(view map[string]any, ms int64) map[string]any {
 	c["asOf"] = float64(ms)
 	out["clock"] = c
 	return out
+}
+
+// SameAt compares a followed view with a GET view of the same version read
+// later, when no version came in between: the followed clock is read at
+// the GET view's instant first (at the same instant, exactly).
+func SameAt(followed, got map[string]any) bool {
+	return Equal(WithClockAt(followed, asOf(got)), got)
+}
+
+// DiffAt is Diff after the same reading.
+func DiffAt(followed, got map[string]any) string {
+	return Diff(WithClockAt(followed, asOf(got)), got)
+}
+
+func asOf(view map[string]any) int64 {
+	c, _ := view["clock"].(map[string]any)
+	f, _ := c["asOf"].(float64)
+	return int64(f)
 }
