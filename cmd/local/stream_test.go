@@ -49,7 +49,7 @@ func startLocal(t *testing.T, mutate ...func(*config)) client {
 // the follower that applies what it reads as an app would
 // (api/streamtest).
 type streamClient struct {
-	t      *testing.T
+	t      testing.TB
 	ws     *websocket.Conn
 	msgs   chan map[string]any
 	follow *streamtest.Follower

@@ -19,7 +19,7 @@ type Change struct {
 // feed announces every commit made by this process to whoever watches it:
 // long polls and the local stream's subscriptions watch a game, the local
 // stream's account-wide subscriptions a registered player (every commit of
-// a game in which the player holds a seat). A watcher that falls behind
+// a game in which the player holds a seat, or is invited to). A watcher that falls behind
 // (its buffer is full) misses announcements: a game's watcher notices the
 // gap in the versions and catches up from the stored change log; a
 // player's is told (Lost) and ends. Publishing never blocks a writer.
@@ -100,17 +100,26 @@ func (w *watcher) offer(c Change) {
 }
 
 // seatedPlayers lists the registered players seated in next (or in prev,
-// which a game never loses), each once.
+// which a game never loses) and the one a waiting game is reserved for
+// (a rematch), each once: those PlayerEvents may speak to.
 func seatedPlayers(prev, next *game.State) []string {
 	var ids []string
+	add := func(id string) {
+		if id != "" && !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
 	for _, st := range []*game.State{next, prev} {
 		if st == nil {
 			continue
 		}
 		for _, seat := range st.Seats {
-			if seat.Bound && seat.PlayerID != "" && !slices.Contains(ids, seat.PlayerID) {
-				ids = append(ids, seat.PlayerID)
+			if seat.Bound {
+				add(seat.PlayerID)
 			}
+		}
+		if st.Invite.Mode == game.InviteReserved {
+			add(st.Invite.PlayerID)
 		}
 	}
 	return ids
