@@ -2,6 +2,7 @@ package game
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -281,5 +282,75 @@ func TestDeltaForWithoutDelta(t *testing.T) {
 	first := s.Changes[0]
 	if _, err := s.DeltaFor(first, nil); err != ErrNoDelta {
 		t.Errorf("DeltaFor of the first version = %v; want ErrNoDelta", err)
+	}
+}
+
+// BenchmarkSubscriberMessage300 is the work of telling one subscriber (the
+// seat to move, with its legal moves) of a move at ply 300: the delta it
+// gets now (DeltaFor, then its JSON) against the whole view it got before
+// deltas (ViewOf, then its JSON).
+//
+//	go test -run '^$' -bench SubscriberMessage300 -benchtime 3000x -cpu 1 ./shared/game
+func BenchmarkSubscriberMessage300(b *testing.B) {
+	s := longGame(b, 300)
+	c, _ := s.LastChange()
+	seat := s.Turn()
+	now := time.UnixMilli(c.At)
+	b.Run("delta", func(b *testing.B) {
+		b.ReportAllocs()
+		size := 0
+		for range b.N {
+			d, err := s.DeltaFor(c, &seat)
+			if err != nil {
+				b.Fatal(err)
+			}
+			js, err := d.MarshalJSON()
+			if err != nil {
+				b.Fatal(err)
+			}
+			size = len(js)
+		}
+		b.ReportMetric(float64(size), "bytes")
+	})
+	b.Run("view", func(b *testing.B) {
+		b.ReportAllocs()
+		size := 0
+		for range b.N {
+			v, err := ViewOf(s, &seat, now)
+			if err != nil {
+				b.Fatal(err)
+			}
+			js, err := json.Marshal(v)
+			if err != nil {
+				b.Fatal(err)
+			}
+			size = len(js)
+		}
+		b.ReportMetric(float64(size), "bytes")
+	})
+}
+
+// BenchmarkVersionDelta is what a commit adds to make its version's delta
+// (the spectators' two views, their difference, its stored form), at ply
+// 300 and 1,000.
+//
+//	go test -run '^$' -bench VersionDelta -benchtime 3000x -cpu 1 ./shared/game
+func BenchmarkVersionDelta(b *testing.B) {
+	for _, plies := range []int{300, 1000} {
+		s := longGame(b, plies)
+		pos := s.Position()
+		next, _, err := Reduce(s, Act{By: s.Turn(), Action: moveAction(pos.UCI(pos.LegalMoves()[0]))}, time.UnixMilli(s.Clock.TurnStartedAt+1500))
+		if err != nil {
+			b.Fatal(err)
+		}
+		now := time.UnixMilli(s.Clock.TurnStartedAt + 1500)
+		b.Run(fmt.Sprintf("ply%d", plies), func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				if _, err := versionDelta(s, next, now); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
