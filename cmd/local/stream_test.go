@@ -69,10 +69,6 @@ func (c client) dialStream(token string, query string) (*streamClient, *http.Res
 		return nil, resp, err
 	}
 	ws.SetReadLimit(1 << 20)
-	type raw struct {
-		m    map[string]any
-		size int
-	}
 	sc := &streamClient{t: c.t, ws: ws, msgs: make(chan map[string]any, 4096), follow: streamtest.New(), sizes: map[string][]int{}}
 	go func() {
 		defer close(sc.msgs)
