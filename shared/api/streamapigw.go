@@ -148,8 +148,9 @@ func (g *GatewayStream) Deliver(ctx context.Context, prev, next *game.State) (se
 		}
 	}
 	// A game's first version has no delta: nobody can follow a game
-	// before it exists.
-	if messages := newChangeMessages(next); messages.hasDelta() {
+	// before it exists. A version stored without one (by a writer older
+	// than deltas) gets one from the record's old image.
+	if messages := newChangeMessages(prev, next); messages.hasDelta() {
 		subs, err := g.conns.Subscribers(ctx, next.GameID)
 		if err != nil {
 			return 0, err

@@ -485,6 +485,19 @@ func TestGatewayPlayerTokenConnection(t *testing.T) {
 	if !slices.Equal(kinds, []string{"gameStarted", "yourTurn"}) {
 		t.Errorf("player events %v; want gameStarted, yourTurn", kinds)
 	}
+	// The account's subscription is one of the connection's ten: with the
+	// game's, eight more games fit, a ninth does not.
+	for i := range 9 {
+		g, err := f.svc.Create(ctx, service.CreateInput{Options: hostWhite(), Caller: service.Caller{Token: p.Token}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.send(t, c, `{"action":"subscribe","gameId":"`+g.GameID+`"}`)
+		got := f.take(t, c)
+		if want := map[bool]string{true: "error", false: "subscribed"}[i == 8]; len(got) != 1 || got[0]["type"] != want {
+			t.Fatalf("subscription %d besides the account's and the game's: %v; want %s", i+1, got, want)
+		}
+	}
 	spec := f.connect(t, "cs", "", "en")
 	f.send(t, spec, `{"action":"subscribe","player":"me"}`)
 	seat := f.connect(t, "cg", guest.Token, "en")

@@ -282,25 +282,29 @@ func (s *streamSession) left(ctx context.Context, sub push.Subscription, caller 
 
 // changeMessages words one committed state for many subscribers: one
 // message per seat kind and language, however many connections share it.
+// prev, the version before (nil: unknown), makes the deltas of a version
+// stored without its own (by a writer older than deltas).
 type changeMessages struct {
-	st    *game.State
-	c     game.Change
-	ok    bool
-	byKey map[changeKey]StreamMessage
+	prev, st *game.State
+	c        game.Change
+	ok       bool
+	byKey    map[changeKey]StreamMessage
 }
 
 // changeKey is what a change's message depends on: the seat (legal moves)
 // and the language (AI names, result summaries).
 type changeKey struct{ seat, lang string }
 
-func newChangeMessages(st *game.State) *changeMessages {
+func newChangeMessages(prev, st *game.State) *changeMessages {
 	c, ok := st.LastChange()
-	return &changeMessages{st: st, c: c, ok: ok, byKey: map[changeKey]StreamMessage{}}
+	return &changeMessages{prev: prev, st: st, c: c, ok: ok, byKey: map[changeKey]StreamMessage{}}
 }
 
-// hasDelta reports whether the state's version has its delta (every
-// version but a game's first).
-func (c *changeMessages) hasDelta() bool { return c.ok && len(c.c.Delta) > 0 }
+// hasDelta reports whether the version has a delta to send: its own
+// (every version but a game's first), or one made from the version before.
+func (c *changeMessages) hasDelta() bool {
+	return c.ok && (len(c.c.Delta) > 0 || c.prev != nil && c.prev.Version == c.st.Version-1)
+}
 
 // forSub is the message for subscription sub. A state without its delta
 // (only a game's first version has none) is game.ErrNoDelta.
@@ -329,6 +333,9 @@ func (c *changeMessages) forSeat(seat *chess.Color, lang Lang) (StreamMessage, e
 		return StreamMessage{}, game.ErrNoDelta
 	}
 	d, err := c.st.DeltaFor(c.c, seat)
+	if errors.Is(err, game.ErrNoDelta) {
+		d, err = game.DeltaBetween(c.prev, c.st, seat, time.UnixMilli(c.c.At))
+	}
 	if err != nil {
 		return StreamMessage{}, err
 	}

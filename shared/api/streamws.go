@@ -495,14 +495,19 @@ func (sub *streamSub) run(ctx context.Context, at int64, seat *chess.Color) {
 			switch {
 			case v <= at: // already sent (a catch-up went past it)
 			case v == at+1:
-				m, err := newChangeMessages(ch.State).forSeat(seat, c.info.Lang)
-				if err != nil {
+				m, err := newChangeMessages(ch.Prev, ch.State).forSeat(seat, c.info.Lang)
+				switch {
+				case err == nil:
+					c.enqueue(m)
+					at = v
+					continue
+				case !errors.Is(err, game.ErrNoDelta):
 					c.enqueue(StreamError(err, sub.gameID, c.info.Lang))
 					sub.ended()
 					return
 				}
-				c.enqueue(m)
-				at = v
+				// A version without its delta: the whole view again.
+				fallthrough
 			default: // versions were skipped: the log has them
 				var ok bool
 				if at, ok = sub.catchUp(ctx, at, seat); !ok {

@@ -471,6 +471,36 @@ func (s *State) storedMoveRecord(version int64, js json.RawMessage) (MoveRecord,
 	return s.Moves[m.Ply-1], nil
 }
 
+// DeltaBetween is the delta of version next for the viewer in seat, made
+// from the viewer's two views of prev (the version before) and next read
+// at now, the clock always: the delta of a version stored without one (by
+// a writer older than deltas). DeltaFor gives the same from the log.
+func DeltaBetween(prev, next *State, seat *chess.Color, now time.Time) (Delta, error) {
+	if prev == nil || prev.Version != next.Version-1 || prev.GameID != next.GameID {
+		return nil, ErrNoDelta
+	}
+	pv, err := ViewOf(prev, seat, now)
+	if err != nil {
+		return nil, err
+	}
+	nv, err := ViewOf(next, seat, now)
+	if err != nil {
+		return nil, err
+	}
+	d, err := DiffViews(pv, nv)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := d.Get("clock"); !ok {
+		js, err := json.Marshal(nv.Clock)
+		if err != nil {
+			return nil, err
+		}
+		d = d.Set("clock", js)
+	}
+	return d, nil
+}
+
 // WithoutMoves is v without its move list and PGN (GET ?moves=false), a
 // copy.
 func (v *View) WithoutMoves() *View {

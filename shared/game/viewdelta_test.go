@@ -53,6 +53,13 @@ func checkDeltas(t *testing.T, prev, next *State, now time.Time) {
 		if got := ApplyDeltaJSON(t, viewMap(t, pv), direct); !reflect.DeepEqual(got, want) {
 			t.Fatalf("version %d, viewer %v: DiffViews %s does not rebuild the view", next.Version, seatName(seat), deltaJSON(t, direct))
 		}
+		between, err := DeltaBetween(prev, next, seat, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ApplyDeltaJSON(t, viewMap(t, pv), between); !reflect.DeepEqual(got, want) {
+			t.Fatalf("version %d, viewer %v: DeltaBetween %s does not rebuild the view", next.Version, seatName(seat), deltaJSON(t, between))
+		}
 		if _, ok := d.Get("moves"); ok {
 			t.Fatalf("version %d: the delta carries the move list", next.Version)
 		}
