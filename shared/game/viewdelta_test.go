@@ -22,7 +22,8 @@ var viewers = []*chess.Color{nil, colorPtr(chess.White), colorPtr(chess.Black)}
 
 // checkDeltas checks next's change log entry against prev for every viewer:
 // applying the stored delta (DeltaFor) to the viewer's view of prev gives
-// its view of next, and so does applying DiffViews of the two views.
+// its view of next, and so does the delta made from the two views
+// (DeltaBetween, for one viewer in turn).
 func checkDeltas(t *testing.T, prev, next *State, now time.Time) {
 	t.Helper()
 	c, ok := next.LastChange()
@@ -46,19 +47,17 @@ func checkDeltas(t *testing.T, prev, next *State, now time.Time) {
 		if got := ApplyDeltaJSON(t, viewMap(t, pv), d); !reflect.DeepEqual(got, want) {
 			t.Fatalf("version %d, viewer %v: the stored delta %s gives\n%s\nwant\n%s", next.Version, seatName(seat), deltaJSON(t, d), mustJSON(t, got), mustJSON(t, want))
 		}
-		direct, err := DiffViews(pv, nv)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := ApplyDeltaJSON(t, viewMap(t, pv), direct); !reflect.DeepEqual(got, want) {
-			t.Fatalf("version %d, viewer %v: DiffViews %s does not rebuild the view", next.Version, seatName(seat), deltaJSON(t, direct))
-		}
-		between, err := DeltaBetween(prev, next, seat, now)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := ApplyDeltaJSON(t, viewMap(t, pv), between); !reflect.DeepEqual(got, want) {
-			t.Fatalf("version %d, viewer %v: DeltaBetween %s does not rebuild the view", next.Version, seatName(seat), deltaJSON(t, between))
+		// The deltas made from two views (DeltaBetween, on DiffViews) for
+		// one viewer a version, in turn: the stored ones are checked for
+		// all three.
+		if seat == viewers[next.Version%int64(len(viewers))] {
+			between, err := DeltaBetween(prev, next, seat, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ApplyDeltaJSON(t, viewMap(t, pv), between); !reflect.DeepEqual(got, want) {
+				t.Fatalf("version %d, viewer %v: DeltaBetween %s does not rebuild the view", next.Version, seatName(seat), deltaJSON(t, between))
+			}
 		}
 		if _, ok := d.Get("moves"); ok {
 			t.Fatalf("version %d: the delta carries the move list", next.Version)
