@@ -164,3 +164,42 @@ func TestPlayerEvents(t *testing.T) {
 		t.Errorf("an anonymous game: %v", kindsOf(got))
 	}
 }
+
+// TestPlayerWatchLost: a player's feed that fills up says so (Lost), as it
+// cannot tell which commits it dropped; one that keeps up does not.
+func TestPlayerWatchLost(t *testing.T) {
+	store, err := boltstore.Open(filepath.Join(t.TempDir(), "g.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	svc, err := service.New(service.Config{Store: store, Players: store, Lister: store, Effects: service.EffectsByStream})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	p, err := svc.CreatePlayer(ctx, "A")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := svc.WatchPlayer(p.Player.PlayerID, 1)
+	defer w.Stop()
+	opts := game.DefaultOptions()
+	g, err := svc.Create(ctx, service.CreateInput{Options: opts, Caller: service.Caller{Token: p.Token}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-w.Lost:
+		t.Fatal("lost after one commit with room for one")
+	default:
+	}
+	if _, err := svc.Join(ctx, g.GameID, service.JoinInput{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-w.Lost:
+	default:
+		t.Error("a second commit into a full feed was dropped without Lost")
+	}
+}
