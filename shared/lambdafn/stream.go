@@ -129,7 +129,7 @@ type streamCache struct {
 // game): the version goes to the game's subscribers. An error means the
 // record is to be delivered again.
 func (a *App) pushRecord(ctx context.Context, gs *api.GatewayStream, prev, next *game.State) error {
-	sent, err := gs.Deliver(ctx, next)
+	sent, err := gs.Deliver(ctx, prev, next)
 	if err != nil {
 		return fmt.Errorf("push: %w", err)
 	}

@@ -66,7 +66,7 @@ func newEffects(s *Service) *effects {
 // committed runs the effects of a new version c.next (after c.prev, nil
 // for a new game).
 func (e *effects) committed(ctx context.Context, c commit, events []game.Event) {
-	e.s.feed.publish(Change{State: c.next, Events: events})
+	e.s.feed.publish(Change{Prev: c.prev, State: c.next, Events: events})
 	e.apply(ctx, c)
 }
 

@@ -77,8 +77,10 @@ func TestTemplateGrantsOnlyTheFunctionsPartitions(t *testing.T) {
 		"AiSeatFunction": {},
 		// Connections and subscriptions, and the views they push.
 		"StreamFunction": merge(all([]string{get, put, del, query}, connPrefix+"*", subPrefix+"*"), readPlayers),
-		// A game's subscribers, gone connections deleted, ratings applied.
-		"FanoutFunction": merge(all([]string{get, del, query}, connPrefix+"*", subPrefix+"*"), all([]string{get, put}, playerPrefix+"*")),
+		// The push consumer: a game's subscribers, gone connections deleted.
+		"FanoutFunction": all([]string{get, del, query}, connPrefix+"*", subPrefix+"*"),
+		// The effects consumer: ratings applied.
+		"EffectsFunction": all([]string{get, put}, playerPrefix+"*"),
 	}
 	granted := map[string]bool{}
 	for _, fn := range tmpl.Functions {
