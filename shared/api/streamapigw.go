@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"chessapi/shared/game"
@@ -132,24 +133,10 @@ func (g *GatewayStream) Message(ctx context.Context, connID string, body []byte)
 // then get a version or a player event twice: versions are ignored by the
 // client's rule, player events carry the version that made them).
 func (g *GatewayStream) Deliver(ctx context.Context, prev, next *game.State) (sent int, err error) {
-	var errs []error
-	post := func(s push.Subscription, data []byte) {
-		switch err := g.poster.Post(ctx, s.ConnID, data); {
-		case errors.Is(err, push.ErrGone):
-			g.metrics.Count(obs.MetricStaleConnections, 1)
-			g.log.InfoContext(ctx, "connection gone, deleted", "connection", s.ConnID)
-			if err := g.Disconnect(ctx, s.ConnID); err != nil {
-				errs = append(errs, err)
-			}
-		case err != nil:
-			errs = append(errs, fmt.Errorf("post to %s: %w", s.ConnID, err))
-		default:
-			sent++
-		}
-	}
 	// A game's first version has no delta: nobody can follow a game
 	// before it exists. A version stored without one (by a writer older
 	// than deltas) gets one from the record's old image.
+	var posts []outgoing
 	if messages := newChangeMessages(prev, next); messages.hasDelta() {
 		subs, err := g.conns.Subscribers(ctx, next.GameID)
 		if err != nil {
@@ -158,17 +145,21 @@ func (g *GatewayStream) Deliver(ctx context.Context, prev, next *game.State) (se
 		for _, s := range subs {
 			m, err := messages.forSub(s)
 			if err != nil {
-				return sent, err
+				return 0, err
 			}
-			post(s, encodeForGateway(m))
+			posts = append(posts, outgoing{s.ConnID, encodeForGateway(m)})
 		}
 	}
+	sent, errs := g.postAll(ctx, posts)
+	// The game's subscribers first, then the accounts' (a player event
+	// never overtakes the change it tells of on a connection with both).
 	for _, e := range service.PlayerEvents(prev, next) {
 		subs, err := g.conns.Subscribers(ctx, PlayerTopic(e.PlayerID))
 		if err != nil {
 			return sent, errors.Join(append(errs, err)...)
 		}
 		byLang := map[string][]byte{}
+		posts = posts[:0]
 		for _, s := range subs {
 			data, ok := byLang[s.Lang]
 			if !ok {
@@ -176,10 +167,65 @@ func (g *GatewayStream) Deliver(ctx context.Context, prev, next *game.State) (se
 				data = PlayerEventMessage(e, lang).Encode()
 				byLang[s.Lang] = data
 			}
-			post(s, data)
+			posts = append(posts, outgoing{s.ConnID, data})
 		}
+		n, perrs := g.postAll(ctx, posts)
+		sent += n
+		errs = append(errs, perrs...)
 	}
 	return sent, errors.Join(errs...)
+}
+
+// deliverPosts bounds the posts of one Deliver in flight at once: a
+// version for a game with many spectators is not posted one connection
+// after the other (each post is a round trip to @connections), nor with
+// one request per spectator at once against the account's API Gateway
+// throttle.
+const deliverPosts = 16
+
+// outgoing is one message for one connection.
+type outgoing struct {
+	connID string
+	data   []byte
+}
+
+// postAll posts each message, at most deliverPosts at once, and answers
+// how many were sent and the failures; a connection that is gone is
+// deleted (its seat disconnected), which is not a failure.
+func (g *GatewayStream) postAll(ctx context.Context, posts []outgoing) (sent int, errs []error) {
+	var (
+		mu   sync.Mutex
+		wg   sync.WaitGroup
+		slot = make(chan struct{}, deliverPosts)
+	)
+	for _, p := range posts {
+		slot <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slot }()
+			var err error
+			delivered := false
+			switch perr := g.poster.Post(ctx, p.connID, p.data); {
+			case errors.Is(perr, push.ErrGone):
+				g.metrics.Count(obs.MetricStaleConnections, 1)
+				g.log.InfoContext(ctx, "connection gone, deleted", "connection", p.connID)
+				err = g.Disconnect(ctx, p.connID)
+			case perr != nil:
+				err = fmt.Errorf("post to %s: %w", p.connID, perr)
+			default:
+				delivered = true
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+			}
+			if delivered {
+				sent++
+			}
+		})
+	}
+	wg.Wait()
+	return sent, errs
 }
 
 // post sends one answer; a gone connection is forgotten (not an error).

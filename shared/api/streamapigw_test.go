@@ -554,3 +554,80 @@ func hostWhite() game.Options {
 	o.ColorAssignment = game.ColorsHostWhite
 	return o
 }
+
+// gatedPoster holds every post until wave posts are in flight at once (or
+// a bound passes: then the post fails), and records the most in flight.
+type gatedPoster struct {
+	push.Poster
+	wave int
+
+	mu       sync.Mutex
+	inFlight int
+	most     int
+	release  chan struct{}
+	released bool
+}
+
+func (g *gatedPoster) Post(ctx context.Context, connID string, data []byte) error {
+	g.mu.Lock()
+	g.inFlight++
+	g.most = max(g.most, g.inFlight)
+	if g.inFlight >= g.wave && !g.released {
+		g.released = true
+		close(g.release)
+	}
+	g.mu.Unlock()
+	defer func() {
+		g.mu.Lock()
+		g.inFlight--
+		g.mu.Unlock()
+	}()
+	select {
+	case <-g.release:
+		return g.Poster.Post(ctx, connID, data)
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("post to %s: never %d posts in flight at once", connID, g.wave)
+	}
+}
+
+// TestDeliverPostsConcurrentlyBounded: a version of a game with 40
+// spectators is posted to them concurrently (the fan-out does not wait for
+// one round trip to @connections after another), at most 16 at once, and
+// each gets its change once.
+func TestDeliverPostsConcurrentlyBounded(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	host, err := f.svc.Create(ctx, service.CreateInput{Options: hostWhite()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Join(ctx, host.GameID, service.JoinInput{}); err != nil {
+		t.Fatal(err)
+	}
+	const spectators = 40
+	var clients []*gwClient
+	for i := range spectators {
+		c := f.connect(t, fmt.Sprintf("spectator-%02d", i), "", "en")
+		f.send(t, c, `{"action":"subscribe","gameId":"`+host.GameID+`"}`)
+		f.take(t, c)
+		clients = append(clients, c)
+	}
+	f.record(t, host.GameID)
+	gated := &gatedPoster{Poster: f.post, wave: 16, release: make(chan struct{})}
+	f.gs = api.NewGatewayStream(f.svc, f.conns, gated, nil)
+	move := game.Action{Type: game.ActionMove, Move: game.MoveInput{UCI: "e2e4"}}
+	if _, err := f.svc.Act(ctx, host.GameID, service.Caller{Token: host.Token}, service.ActionInput{Action: move}); err != nil {
+		t.Fatal(err)
+	}
+	if sent := f.fanout(t, host.GameID); sent != spectators {
+		t.Errorf("sent %d; want one post to each of the %d spectators", sent, spectators)
+	}
+	if gated.most != 16 {
+		t.Errorf("at most %d posts in flight; want 16 (concurrent, bounded)", gated.most)
+	}
+	for _, c := range clients {
+		if got := f.take(t, c); len(got) != 1 || got[0]["type"] != "change" {
+			t.Errorf("%s got %v; want the move's change once", c.id, got)
+		}
+	}
+}

@@ -82,7 +82,8 @@ type Connections interface {
 }
 
 // Poster sends a message to a connection (the @connections API); a
-// connection that is gone is ErrGone.
+// connection that is gone is ErrGone. It is safe for concurrent use (the
+// fan-out posts a version to a game's subscribers at once).
 type Poster interface {
 	Post(ctx context.Context, connID string, data []byte) error
 }
