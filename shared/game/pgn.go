@@ -70,7 +70,7 @@ func (s *State) pgnTags() []chess.PGNTag {
 		switch s.Result.Reason {
 		case ReasonTimeLoss, ReasonTimeoutVsInsufficient:
 			term = "time forfeit"
-		case ReasonAborted, ReasonExpired:
+		case ReasonAborted, ReasonExpired, ReasonCancelled:
 			term = "abandoned"
 		}
 		tags = append(tags, chess.PGNTag{Name: "Termination", Value: term})

@@ -26,7 +26,8 @@ const (
 func seedSamplePlayer(t *testing.T, f *fixture) {
 	t.Helper()
 	p := service.PlayerRecord{ID: samplePlayerID, Name: "지우", Rating: game.InitialRating, CreatedAt: eventsStart, Version: 1}
-	if err := f.store.CreatePlayer(context.Background(), p, service.HashToken(deploy.SamplePlayerToken)); err != nil {
+	first := service.Session{ID: "se_SamplePlayerSession01", PlayerID: samplePlayerID, TokenHash: service.HashToken(deploy.SamplePlayerToken), CreatedAt: eventsStart, LastUsedAt: eventsStart}
+	if err := f.store.CreatePlayer(context.Background(), p, first); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -161,6 +161,11 @@ type Service struct {
 	// draining is closed by StopWaiting: long polls answer at once.
 	draining     chan struct{}
 	drainingOnce sync.Once
+	// sessionHooks are told of ended sessions (accounts.go).
+	sessionHooks sessionHooks
+	// playerLocks serialise the changes of each player in this process
+	// (updatePlayer).
+	playerLocks keyedLocks
 }
 
 // StopWaiting makes every long poll in progress, and every one to come,

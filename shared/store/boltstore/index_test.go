@@ -69,7 +69,7 @@ func TestIndexAndPlayersSurviveReopen(t *testing.T) {
 	if err := s.Create(ctx, listedRecord("g", "p", "free", false, now, time.Time{})); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreatePlayer(ctx, service.PlayerRecord{ID: "p", Name: "n"}, "h"); err != nil {
+	if err := s.CreatePlayer(ctx, service.PlayerRecord{ID: "p", Name: "n"}, service.Session{ID: "se_1", PlayerID: "p", TokenHash: "h"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := s.Hit(ctx, "k", time.Hour, now); err != nil {
@@ -82,7 +82,7 @@ func TestIndexAndPlayersSurviveReopen(t *testing.T) {
 	if lobby, _, err := s.Lobby(ctx, "free", 10, ""); err != nil || len(lobby) != 1 {
 		t.Errorf("lobby after reopening = %q, %v", gameIDs(lobby), err)
 	}
-	if p, err := s.PlayerByToken(ctx, "h"); err != nil || p.Name != "n" {
+	if p, _, err := s.PlayerByToken(ctx, "h"); err != nil || p.Name != "n" {
 		t.Errorf("PlayerByToken after reopening = %+v, %v", p, err)
 	}
 	if c, _, err := s.Hit(ctx, "k", time.Hour, now); err != nil || c != 2 {
