@@ -61,8 +61,9 @@ const (
 	RecoveryFailuresAllowed = 10
 	// MaxLabelRunes is the longest session label.
 	MaxLabelRunes = 40
-	// MaxBlocks bounds the players one player may block.
-	MaxBlocks = 500
+	// DefaultMaxBlocks bounds the players one player may block
+	// (Config.MaxBlocks).
+	DefaultMaxBlocks = 500
 	// RatingHistoryShown is how many rating applications a public
 	// profile shows (the record keeps ratingHistoryKept).
 	RatingHistoryShown = 50
@@ -414,7 +415,7 @@ func (s *Service) Block(ctx context.Context, c Caller, blockedID string) error {
 	if err != nil {
 		return err
 	}
-	if len(list) >= MaxBlocks && !slices.ContainsFunc(list, func(b Block) bool { return b.PlayerID == blockedID }) {
+	if len(list) >= s.cfg.MaxBlocks && !slices.ContainsFunc(list, func(b Block) bool { return b.PlayerID == blockedID }) {
 		return ErrTooManyBlocks
 	}
 	return s.cfg.Players.Block(ctx, c.playerID, blockedID, s.now().UTC().Truncate(time.Millisecond))
