@@ -244,6 +244,17 @@ func checkBody(routeKey string, body []byte) error {
 		if err := strictJSON(body, &b); err != nil {
 			return err
 		}
+		if b.RematchOf != "" {
+			// A rematch is the old game again: it takes no options and no
+			// opponent (SPEC §16.2).
+			if b.Opponent != nil || b.Options != nil {
+				return errors.New("a rematch takes no options or opponent")
+			}
+			if b.RematchOf != SampleGameID {
+				return fmt.Errorf("rematchOf = %q; want the sample game", b.RematchOf)
+			}
+			return nil
+		}
 		if b.Opponent == nil {
 			return errors.New("create needs an opponent")
 		}

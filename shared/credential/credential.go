@@ -70,6 +70,13 @@ func (k Kind) Prefix() string {
 	return ""
 }
 
+// Secret reports whether credentials of the kind are secrets (every kind
+// but the session id): loggers mask them.
+func (k Kind) Secret() bool {
+	f := k.format()
+	return f != nil && !f.public
+}
+
 // Len is the length of a credential of the kind, prefix included.
 func (k Kind) Len() int {
 	f := k.format()

@@ -204,7 +204,7 @@ func (s *Service) Sessions(ctx context.Context, c Caller) ([]SessionInfo, error)
 	}
 	out := make([]SessionInfo, 0, len(list))
 	for _, sess := range list {
-		out = append(out, SessionInfo{ID: sess.ID, Label: sess.Label, CreatedAt: sess.CreatedAt, LastUsedAt: sess.LastUsedAt, Current: sess.ID == c.session.ID})
+		out = append(out, infoOf(sess, sess.ID == c.session.ID))
 	}
 	return out, nil
 }
@@ -270,7 +270,18 @@ func (s *Service) LabelCurrentSession(ctx context.Context, c Caller, label strin
 		return SessionInfo{}, err
 	}
 	sess := c.session
-	return SessionInfo{ID: sess.ID, Label: label, CreatedAt: sess.CreatedAt, LastUsedAt: sess.LastUsedAt, Current: true}, nil
+	sess.Label = label
+	return infoOf(sess, true), nil
+}
+
+// infoOf is a session as its owner sees it: never used means last used
+// when it was made.
+func infoOf(sess Session, current bool) SessionInfo {
+	used := sess.LastUsedAt
+	if used.Before(sess.CreatedAt) {
+		used = sess.CreatedAt
+	}
+	return SessionInfo{ID: sess.ID, Label: sess.Label, CreatedAt: sess.CreatedAt, LastUsedAt: used, Current: current}
 }
 
 // newRecoveryCode mints a recovery code and its stored hash. The hash is

@@ -104,8 +104,8 @@ type Players interface {
 	Player(ctx context.Context, id string) (PlayerRecord, error)
 	// PlayerByToken reads the player a token hash belongs to and the
 	// token's session: ErrNotFound for a hash nobody holds (never issued,
-	// or its session revoked), a *DeletedError for a token of a player
-	// deleted less than the tombstone's time ago. A token issued before
+	// or its session revoked), a *DeletedError for a token of a deleted
+	// player while its tombstone is kept (EndSessions). A token issued before
 	// sessions existed comes with a Session whose ID is "" (AdoptToken
 	// gives it one).
 	PlayerByToken(ctx context.Context, tokenHash string) (PlayerRecord, Session, error)
@@ -141,8 +141,10 @@ type Players interface {
 	// EndSessions is the first step of a player's deletion: every session
 	// of the player ends, and each token becomes a tombstone until until
 	// (PlayerByToken: a *DeletedError, so a retried deletion with the same
-	// token is recognised). It returns the sessions that ended (none when
-	// it already ran). The player record itself is left to DeletePlayer.
+	// token is recognised) kept at least until until, then removed (the
+	// data table's TTL; the embedded store's sweeper). It returns the
+	// sessions that ended (none when it already ran). The player record
+	// itself is left to DeletePlayer.
 	EndSessions(ctx context.Context, playerID string, until time.Time) ([]Session, error)
 	// DeletePlayer is the last step of a player's deletion: the player
 	// record, its blocks (both ways) and its link codes go (where the

@@ -104,9 +104,6 @@ func (s *Store) PlayerByToken(ctx context.Context, tokenHash string) (service.Pl
 					return err
 				}
 				if v.DeletedUntil != 0 {
-					if rules.Expired(v.DeletedUntil, time.Now()) {
-						return service.ErrNotFound // left to DeleteExpiredData
-					}
 					return &service.DeletedError{PlayerID: v.Player}
 				}
 			} else if id := get(tx, tokensBucket, tokenHash); id != nil {

@@ -40,10 +40,11 @@ import (
 // player's partition and cannot be found: they stay, pointing at a player
 // that is gone, and authenticate nobody.
 
+// Sort keys in a player's partition start with these.
 const (
-	sessionSKPrefix   = "session#"
-	blockSKPrefix     = "block#"
-	blockedBySKPrefix = "blockedby#"
+	sessionSKStart   = "session#"
+	blockSKStart     = "block#"
+	blockedBySKStart = "blockedby#"
 
 	attrSessionID    = "sessionId"
 	attrLabel        = "label"
@@ -90,7 +91,7 @@ func decodeHistory(v types.AttributeValue) ([]service.RatingEntry, error) {
 func tokenKey(hash string) map[string]types.AttributeValue { return key(tokenPrefix+hash, tokenSK) }
 
 func sessionEntryKey(playerID, sessionID string) map[string]types.AttributeValue {
-	return key(playerPrefix+playerID, sessionSKPrefix+sessionID)
+	return key(playerPrefix+playerID, sessionSKStart+sessionID)
 }
 
 // sessionItem is a session's token item.
@@ -190,9 +191,6 @@ func (d *Data) playerByToken(ctx context.Context, tokenHash string) (service.Pla
 		return service.PlayerRecord{}, service.Session{}, err
 	}
 	if until != 0 {
-		if rules.Expired(until, d.now()) {
-			return service.PlayerRecord{}, service.Session{}, service.ErrNotFound // TTL has not come yet
-		}
 		return service.PlayerRecord{}, service.Session{}, &service.DeletedError{PlayerID: sess.PlayerID}
 	}
 	p, err := d.player(ctx, sess.PlayerID)
@@ -314,7 +312,7 @@ func (d *Data) sessionEntries(ctx context.Context, playerID string) (map[string]
 	items, err := d.queryAll(ctx, &dynamodb.QueryInput{
 		TableName:                 aws.String(d.table),
 		KeyConditionExpression:    aws.String("pk = :pk AND begins_with(sk, :prefix)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(playerPrefix + playerID), ":prefix": s(sessionSKPrefix)},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(playerPrefix + playerID), ":prefix": s(sessionSKStart)},
 		ConsistentRead:            aws.Bool(true),
 	})
 	if err != nil {
@@ -322,7 +320,7 @@ func (d *Data) sessionEntries(ctx context.Context, playerID string) (map[string]
 	}
 	out := make(map[string]string, len(items))
 	for _, it := range items {
-		out[strings.TrimPrefix(str(it, attrSK), sessionSKPrefix)] = str(it, attrTokenHash)
+		out[strings.TrimPrefix(str(it, attrSK), sessionSKStart)] = str(it, attrTokenHash)
 	}
 	return out, nil
 }
@@ -571,13 +569,13 @@ func (d *Data) deletePlayer(ctx context.Context, playerID string) error {
 		case sk == playerSK:
 			hasPlayer = true
 			continue
-		case strings.HasPrefix(sk, sessionSKPrefix):
+		case strings.HasPrefix(sk, sessionSKStart):
 			err = d.deleteItem(ctx, tokenKey(str(it, attrTokenHash)), "#player = :p AND attribute_not_exists(#until)",
 				map[string]string{"#player": attrPlayerID, "#until": attrDeletedUntil}, map[string]types.AttributeValue{":p": s(playerID)})
-		case strings.HasPrefix(sk, blockedBySKPrefix):
-			err = d.deleteItem(ctx, key(playerPrefix+strings.TrimPrefix(sk, blockedBySKPrefix), blockSKPrefix+playerID), "", nil, nil)
-		case strings.HasPrefix(sk, blockSKPrefix):
-			err = d.deleteItem(ctx, key(playerPrefix+strings.TrimPrefix(sk, blockSKPrefix), blockedBySKPrefix+playerID), "", nil, nil)
+		case strings.HasPrefix(sk, blockedBySKStart):
+			err = d.deleteItem(ctx, key(playerPrefix+strings.TrimPrefix(sk, blockedBySKStart), blockSKStart+playerID), "", nil, nil)
+		case strings.HasPrefix(sk, blockSKStart):
+			err = d.deleteItem(ctx, key(playerPrefix+strings.TrimPrefix(sk, blockSKStart), blockedBySKStart+playerID), "", nil, nil)
 		}
 		if err != nil {
 			return err
@@ -597,7 +595,7 @@ func (d *Data) deletePlayer(ctx context.Context, playerID string) error {
 func (d *Data) Block(ctx context.Context, playerID, blockedID string, at time.Time) error {
 	err := rules.ValidateBlock(playerID, blockedID, at)
 	if err == nil {
-		item := key(playerPrefix+playerID, blockSKPrefix+blockedID)
+		item := key(playerPrefix+playerID, blockSKStart+blockedID)
 		item[attrBlockedAt] = n(at.UnixMilli())
 		err = d.put(ctx, item, "attribute_not_exists(#pk)", map[string]string{"#pk": attrPK}, nil)
 		if isConditionFailed(err) {
@@ -605,7 +603,7 @@ func (d *Data) Block(ctx context.Context, playerID, blockedID string, at time.Ti
 		}
 	}
 	if err == nil {
-		twin := key(playerPrefix+blockedID, blockedBySKPrefix+playerID)
+		twin := key(playerPrefix+blockedID, blockedBySKStart+playerID)
 		twin[attrBlockedAt] = n(at.UnixMilli())
 		err = d.put(ctx, twin, "", nil, nil)
 	}
@@ -622,10 +620,10 @@ func (d *Data) Unblock(ctx context.Context, playerID, blockedID string) error {
 		err = rules.ValidateKey("blocked id", blockedID)
 	}
 	if err == nil {
-		err = d.deleteItem(ctx, key(playerPrefix+playerID, blockSKPrefix+blockedID), "", nil, nil)
+		err = d.deleteItem(ctx, key(playerPrefix+playerID, blockSKStart+blockedID), "", nil, nil)
 	}
 	if err == nil {
-		err = d.deleteItem(ctx, key(playerPrefix+blockedID, blockedBySKPrefix+playerID), "", nil, nil)
+		err = d.deleteItem(ctx, key(playerPrefix+blockedID, blockedBySKStart+playerID), "", nil, nil)
 	}
 	if err != nil {
 		return fmt.Errorf("dynamostore: unblock %q for %q: %w", blockedID, playerID, err)
@@ -649,7 +647,7 @@ func (d *Data) blocks(ctx context.Context, playerID string) ([]service.Block, er
 	items, err := d.queryAll(ctx, &dynamodb.QueryInput{
 		TableName:                 aws.String(d.table),
 		KeyConditionExpression:    aws.String("pk = :pk AND begins_with(sk, :prefix)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(playerPrefix + playerID), ":prefix": s(blockSKPrefix)},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(playerPrefix + playerID), ":prefix": s(blockSKStart)},
 		ConsistentRead:            aws.Bool(true),
 	})
 	if err != nil {
@@ -661,7 +659,7 @@ func (d *Data) blocks(ctx context.Context, playerID string) ([]service.Block, er
 		if err != nil || !ok {
 			return nil, &PlayerItemError{PlayerID: playerID, Attribute: attrBlockedAt, Reason: "block without a time"}
 		}
-		out = append(out, service.Block{PlayerID: strings.TrimPrefix(str(it, attrSK), blockSKPrefix), CreatedAt: rules.Millis(at)})
+		out = append(out, service.Block{PlayerID: strings.TrimPrefix(str(it, attrSK), blockSKStart), CreatedAt: rules.Millis(at)})
 	}
 	slices.SortFunc(out, func(a, b service.Block) int {
 		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
@@ -681,7 +679,7 @@ func (d *Data) Blocked(ctx context.Context, a, b string) (bool, error) {
 	var items []map[string]types.AttributeValue
 	if err == nil {
 		items, err = d.batchGet(ctx, []map[string]types.AttributeValue{
-			key(playerPrefix+a, blockSKPrefix+b), key(playerPrefix+b, blockSKPrefix+a),
+			key(playerPrefix+a, blockSKStart+b), key(playerPrefix+b, blockSKStart+a),
 		})
 	}
 	if err != nil {
