@@ -68,8 +68,10 @@ func TestTemplateGrantsOnlyTheFunctionsPartitions(t *testing.T) {
 		// Players (their sessions' entries and blocks queried and read in
 		// batches), tokens, link codes, the wrong-code counters, pairing
 		// slots.
-		"MoveFunction": all([]string{get, put, update, del, query, batchGet},
+		// And an ended session's connections, found under its token.
+		"MoveFunction": merge(all([]string{get, put, update, del, query, batchGet},
 			playerPrefix+"*", tokenPrefix+"*", linkPrefix+"*", linkFail, recoverFail, slotPrefix+"*"),
+			all([]string{query, del}, tokenConnPrefix+"*", connPrefix+"*", subPrefix+"*")),
 		"ViewFunction": readPlayers,
 		"PollFunction": readPlayers,
 		// A flag fall in a rated game reads both ratings.
@@ -82,9 +84,9 @@ func TestTemplateGrantsOnlyTheFunctionsPartitions(t *testing.T) {
 		),
 		"AiSeatFunction": {},
 		// Connections and subscriptions, and the views they push.
-		"StreamFunction": merge(all([]string{get, put, del, query}, connPrefix+"*", subPrefix+"*"), readPlayers),
+		"StreamFunction": merge(all([]string{get, put, del, query}, connPrefix+"*", subPrefix+"*", tokenConnPrefix+"*"), readPlayers),
 		// A game's subscribers, gone connections deleted, ratings applied.
-		"FanoutFunction": merge(all([]string{get, del, query}, connPrefix+"*", subPrefix+"*"), all([]string{get, put}, playerPrefix+"*")),
+		"FanoutFunction": merge(all([]string{get, del, query}, connPrefix+"*", subPrefix+"*", tokenConnPrefix+"*"), all([]string{get, put}, playerPrefix+"*")),
 	}
 	granted := map[string]bool{}
 	for _, fn := range tmpl.Functions {
