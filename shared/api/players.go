@@ -217,7 +217,7 @@ func (h *handler) handleMyGames(w http.ResponseWriter, r *request) error {
 			GameID: st.GameID, Phase: st.Phase, MyColor: g.MyColor, IsMyTurn: g.IsMyTurn(),
 			FEN: v.FEN, LastMove: v.LastMove, Deadline: v.Deadline, DeadlineReason: v.DeadlineReason, Clock: v.Clock,
 			Room: st.Options.Room, Rated: g.Rated(), TimeControl: st.Options.TimeControl.String(), Variant: st.Options.Variant,
-			UpdatedAt: g.Summary.UpdatedAt,
+			UpdatedAt: g.UpdatedAt.UnixMilli(),
 		}
 		if opp := st.Seats[g.MyColor.Other()]; opp.PlayerID != "" {
 			o := &opponentJSON{Name: seatName(opp.Name, opp.AI, r.lang)}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"chessapi/shared/chess"
 	"chessapi/shared/game"
@@ -21,19 +22,22 @@ import (
 // without it is read one game at a time.
 type GameBatchReader interface {
 	// GetGames returns the stored records of the ids that exist (missing
-	// ones are left out), strongly consistent like Store.Get.
+	// ones are left out). They may trail the latest writes by a moment,
+	// as the game index does (GameLister).
 	GetGames(ctx context.Context, ids []string) (map[string]GameRecord, error)
 }
 
 // MyGame is one of a player's games as their list shows it.
 type MyGame struct {
-	Summary GameSummary
 	// State is the game as stored now, and MyColor the player's seat in
 	// it; View is the player's view of it (position, last move, clock,
 	// deadline).
 	State   *game.State
 	MyColor chess.Color
 	View    *game.View
+	// UpdatedAt is the game's last write as the index has it (the list's
+	// order).
+	UpdatedAt time.Time
 }
 
 // IsMyTurn reports whether the game is being played and waits for the
@@ -76,10 +80,6 @@ func (s *Service) MyGames(ctx context.Context, c Caller, finished bool, limit in
 		if !ok {
 			continue // expired (TTL) since the index was read
 		}
-		sum, err := decodeSummary(e)
-		if err != nil {
-			return GamePage{}, err
-		}
 		st, err := s.decode(rec)
 		if err != nil {
 			return GamePage{}, err
@@ -92,7 +92,7 @@ func (s *Service) MyGames(ctx context.Context, c Caller, finished bool, limit in
 		if err != nil {
 			return GamePage{}, err
 		}
-		page.Items = append(page.Items, MyGame{Summary: sum, State: st, MyColor: color, View: view})
+		page.Items = append(page.Items, MyGame{State: st, MyColor: color, View: view, UpdatedAt: e.UpdatedAt})
 	}
 	return page, nil
 }

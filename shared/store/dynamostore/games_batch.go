@@ -12,9 +12,11 @@ import (
 
 var _ service.GameBatchReader = (*Store)(nil)
 
-// GetGames reads the items of ids with BatchGetItem (100 keys a request,
-// strongly consistent); ids without an item are left out. A page of a
-// player's games (at most 100) is one request when nothing is throttled.
+// GetGames reads the items of ids with BatchGetItem (100 keys a request;
+// eventually consistent, as the index that listed them is: half the read
+// units of a strongly consistent read); ids without an item are left out.
+// A page of a player's games (at most 100) is one request when nothing is
+// throttled.
 func (s *Store) GetGames(ctx context.Context, ids []string) (map[string]service.GameRecord, error) {
 	keys := make([]map[string]types.AttributeValue, 0, len(ids))
 	seen := make(map[string]bool, len(ids))
@@ -42,7 +44,7 @@ func (s *Store) GetGames(ctx context.Context, ids []string) (map[string]service.
 		}
 		return out, nil
 	}
-	items, err := batchGetItems(ctx, client, s.table, keys)
+	items, err := batchGetItems(ctx, client, s.table, keys, false)
 	if err != nil {
 		return nil, fmt.Errorf("dynamostore: get %d games: %w", len(ids), err)
 	}

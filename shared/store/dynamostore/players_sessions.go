@@ -328,7 +328,7 @@ func (d *Data) sessionEntries(ctx context.Context, playerID string) (map[string]
 // batchGet reads items by key (strongly consistent), in batches of 100,
 // retrying what DynamoDB leaves unprocessed; missing items are left out.
 func (d *Data) batchGet(ctx context.Context, keys []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
-	return batchGetItems(ctx, d.client, d.table, keys)
+	return batchGetItems(ctx, d.client, d.table, keys, true)
 }
 
 // Sessions lists a player's sessions: a query of the entries, then one
@@ -700,9 +700,9 @@ type batchGetter interface {
 	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
 }
 
-// batchGetItems reads items of one table by key, strongly consistent, in
-// batches of maxBatchGet.
-func batchGetItems(ctx context.Context, client batchGetter, table string, keys []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
+// batchGetItems reads items of one table by key (strongly consistent or
+// not), in batches of maxBatchGet.
+func batchGetItems(ctx context.Context, client batchGetter, table string, keys []map[string]types.AttributeValue, consistent bool) ([]map[string]types.AttributeValue, error) {
 	var out []map[string]types.AttributeValue
 	for start := 0; start < len(keys); start += maxBatchGet {
 		pending := keys[start:min(start+maxBatchGet, len(keys))]
@@ -718,7 +718,7 @@ func batchGetItems(ctx context.Context, client batchGetter, table string, keys [
 				}
 			}
 			res, err := client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
-				table: {Keys: pending, ConsistentRead: aws.Bool(true)},
+				table: {Keys: pending, ConsistentRead: aws.Bool(consistent)},
 			}})
 			if err != nil {
 				return nil, err
