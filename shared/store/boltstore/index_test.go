@@ -136,3 +136,36 @@ func TestDeleteExpiredData(t *testing.T) {
 		t.Errorf("the abandoned slot after the sweep: %q, %v; want free", h, err)
 	}
 }
+
+// TestDeleteExpiredTombstones: a deleted player's token tombstones stay
+// until their time and the sweep removes them after it, leaving live
+// sessions alone.
+func TestDeleteExpiredTombstones(t *testing.T) {
+	s := openStore(t, filepath.Join(t.TempDir(), "games.db"))
+	ctx := context.Background()
+	now := time.Now()
+	for _, p := range []struct{ id, hash string }{{"gone", "h-gone"}, {"stays", "h-stays"}, {"live", "h-live"}} {
+		if err := s.CreatePlayer(ctx, service.PlayerRecord{ID: p.id}, service.Session{ID: "se_" + p.id, PlayerID: p.id, TokenHash: p.hash}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.EndSessions(ctx, "gone", now.Add(-time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.EndSessions(ctx, "stays", now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.DeleteExpiredData(ctx, now); err != nil || n != 1 {
+		t.Fatalf("DeleteExpiredData = %d, %v; want 1 (the tombstone past its time)", n, err)
+	}
+	if _, _, err := s.PlayerByToken(ctx, "h-gone"); !errors.Is(err, service.ErrNotFound) {
+		t.Errorf("the swept tombstone's token: %v; want ErrNotFound", err)
+	}
+	var deleted *service.DeletedError
+	if _, _, err := s.PlayerByToken(ctx, "h-stays"); !errors.As(err, &deleted) || deleted.PlayerID != "stays" {
+		t.Errorf("the kept tombstone's token: %v; want DeletedError", err)
+	}
+	if p, _, err := s.PlayerByToken(ctx, "h-live"); err != nil || p.ID != "live" {
+		t.Errorf("a live token after the sweep: %+v, %v", p, err)
+	}
+}

@@ -52,6 +52,7 @@ func TestRequestsPerCall(t *testing.T) {
 			return store.Update(ctx, next, 1)
 		}, map[string]int{"PutItem": 1}},
 		{"PlayerGames", func() error { _, _, err := store.PlayerGames(ctx, "p1", false, 20, ""); return err }, map[string]int{"Query": 2}},
+		{"GetGames (a page's games)", func() error { _, err := store.GetGames(ctx, []string{"counted", "missing"}); return err }, map[string]int{"BatchGetItem": 1}},
 		{"Lobby", func() error { _, _, err := store.Lobby(ctx, "free", 20, ""); return err }, map[string]int{"Query": 1}},
 		{"CreatePlayer", func() error { return d.CreatePlayer(ctx, player, session("p1", "s1", "h1")) }, map[string]int{"PutItem": 3}},
 		{"CreatePlayer with a taken token hash (undone)", func() error {
