@@ -38,4 +38,3 @@ func (s *Stream) CloseSessions(_ context.Context, ended []service.Session) error
 	}
 	return nil
 }
-

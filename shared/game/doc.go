@@ -17,7 +17,9 @@
 //	                                offerDraw, respondDraw, cancelOffer, resign),
 //	                                Join, Presence, Timeout (the clock), LinkRematch,
 //	                                AIForfeit, and Rated (any of them, rating the
-//	                                game if it ends it: Rate, EndsRatedGame)
+//	                                game if it ends it: Rate, EndsRatedGame); the
+//	                                accounts' PlayerDeleted and SettleRating
+//	                                (RateOne; accounts.go)
 //	Deadline                        when the clock next needs a Timeout
 //	ViewOf, PGN, LegalMoves         what a seat or a spectator sees
 //	Restore                         complete a state read back from storage: replay
