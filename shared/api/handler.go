@@ -183,16 +183,27 @@ func (h *handler) dispatch(entries []routeEntry, allow string) http.HandlerFunc 
 		w.Header().Set("Allow", allow)
 		return errMethodNotAllowed
 	})
-	serve := make(map[string]http.HandlerFunc, len(entries))
-	for _, e := range entries {
-		serve[e.route.Method] = h.wrap(e.route.Method+" "+e.route.Path, e.serve)
+	type served struct {
+		pattern string
+		serve   http.HandlerFunc
 	}
-	if get, ok := serve["GET"]; ok && serve["HEAD"] == nil {
-		serve["HEAD"] = get
+	serve := make(map[string]served, len(entries))
+	for _, e := range entries {
+		pattern := e.route.Method + " " + e.route.Path
+		serve[e.route.Method] = served{pattern, h.wrap(pattern, e.serve)}
+	}
+	if get, ok := serve["GET"]; ok {
+		if _, ok := serve["HEAD"]; !ok {
+			serve["HEAD"] = get
+		}
 	}
 	return func(w http.ResponseWriter, r *http.Request) {
 		if f, ok := serve[r.Method]; ok {
-			f(w, r)
+			// The pattern with its method, as the mux's method patterns
+			// set it: the access log (obs.Middleware) reads it from the
+			// request after serving.
+			r.Pattern = f.pattern
+			f.serve(w, r)
 			return
 		}
 		notAllowed(w, r)
