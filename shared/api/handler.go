@@ -54,7 +54,7 @@ type Games interface {
 	Block(ctx context.Context, c service.Caller, playerID string) error
 	Unblock(ctx context.Context, c service.Caller, playerID string) error
 	Blocks(ctx context.Context, c service.Caller) ([]service.BlockInfo, error)
-	Lobby(ctx context.Context, room game.Room, limit int, cursor string) (service.LobbyPage, error)
+	Lobby(ctx context.Context, room game.Room, limit int, cursor string, filter service.LobbyFilter) (service.LobbyPage, error)
 	QuickPair(ctx context.Context, in service.QuickInput) (service.QuickResult, error)
 }
 

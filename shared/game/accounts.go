@@ -27,8 +27,9 @@ const DeletedPlayerName = "Deleted player"
 
 // PlayerDeleted is what a player's deletion does to one of their games: a
 // waiting game of theirs (or one whose free seat was kept for them, a
-// rematch) is cancelled; a game in play is resigned by their seat (aborted
-// before both sides moved, as a resignation then is); and every seat of
+// rematch) is cancelled; a game in its ready step or in play is resigned by
+// their seat (called off before both sides moved, as a resignation then
+// is); and every seat of
 // theirs loses its name (DeletedPlayerName) and its seat token. A game
 // that is already so is left as it is (no new version), so the step can
 // be asked again when a deletion is retried.
@@ -73,13 +74,14 @@ func (d PlayerDeleted) apply(s *State, now time.Time) (*State, []Event, error) {
 	}
 	next := s.clone()
 	var events []Event
-	switch {
-	case s.Phase == PhaseWaiting:
+	switch s.Phase {
+	case PhaseWaiting:
 		next.finish(nil, ReasonCancelled, max(now.UnixMilli(), s.CreatedAt), &events)
-	case s.Phase == PhasePlaying:
-		t := max(now.UnixMilli(), s.Clock.TurnStartedAt)
+	case PhaseReady, PhasePlaying:
+		// The deleted player's seat resigns, as its own resignation would
+		// (called off in the ready step and before both sides moved).
 		var err error
-		if next, events, err = resign(s, mine[0], t); err != nil {
+		if next, events, err = s.act(mine[0], Action{Type: ActionResign}, now); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -73,6 +73,11 @@ func TestPlayerDeleted(t *testing.T) {
 	if other, _ := deleted(t, anon, "alice"); other != anon {
 		t.Error("an anonymous seat with the deleted player's id was changed")
 	}
+	// In the ready step of the yeoul rules: called off.
+	ready := newRatedGame(t, RoomIntermediate, `{}`)
+	if next, _ = deleted(t, ready, "pl_b"); next.Phase != PhaseFinished || next.Result.Reason != ReasonAborted || next.Seats[black].Name != DeletedPlayerName {
+		t.Errorf("a game in its ready step: %s %+v", next.Phase, next.Result)
+	}
 	// A rematch waiting for the deleted player: cancelled.
 	re, _, err := New(NewGame{GameID: "r1", Options: o, Host: Player{ID: "bob", Name: "Bob", TokenHash: "hb", Bound: true}, Seed: 2,
 		Invite: Invite{Mode: InviteReserved, PlayerID: "alice", TokenHash: "ha"}}, t0)
@@ -89,26 +94,19 @@ func TestPlayerDeleted(t *testing.T) {
 }
 
 func TestSettleRating(t *testing.T) {
-	o := opts(t, `{"timeControl":"none","colorAssignment":"hostWhite"}`)
-	o.Room = RoomIntermediate
-	s, _, err := New(NewGame{GameID: "g1", Options: o, Host: Player{ID: "alice", TokenHash: "ha", Bound: true, Rating: 1000}, Seed: 7}, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s, _, err = joinGame(s, Player{ID: "bob", TokenHash: "hb", Bound: true, Rating: 1000}, t0); err != nil {
-		t.Fatal(err)
-	}
-	s = play(t, s, 0, "f2f3", "e7e5", "g2g4")
-	standings := PerColor[PlayerRating]{{Rating: 1000}, {Rating: 1000}}
-	ended, _, err := Reduce(s, Rated{Step: Act{By: black, Action: Action{Type: ActionMove, Move: MoveInput{UCI: "d8h4"}, RequestID: "r9"}}, Players: standings}, at(5000))
+	s := readyBoth(t, newRatedGame(t, RoomIntermediate, `{}`), 0)
+	ms := s.Clock.StartsAt - t0.UnixMilli()
+	s = play(t, s, ms, "f2f3", "e7e5", "g2g4")
+	standings := PerColor[PlayerRating]{{Rating: 1000}, {Rating: 1200}}
+	ended, _, err := Reduce(s, Rated{Step: Act{By: black, Action: Action{Type: ActionMove, Move: MoveInput{UCI: "d8h4"}, RequestID: "r9"}}, Players: standings}, at(ms+5000))
 	if err != nil || ended.Result.RatingChange == nil {
 		t.Fatalf("the rated end: %v %+v", err, ended.Result)
 	}
-	if again, ev, err := Reduce(ended, SettleRating{Change: *ended.Result.RatingChange}, at(6000)); err != nil || again != ended || ev != nil {
+	if again, ev, err := Reduce(ended, SettleRating{Change: *ended.Result.RatingChange}, at(ms+6000)); err != nil || again != ended || ev != nil {
 		t.Errorf("settling the same numbers: %v; want no new version", err)
 	}
 	settled := RatingChange{White: RatingMove{Before: 1020, After: 999}, Black: RatingMove{Before: 1040, After: 1058}}
-	next, _, err := Reduce(ended, SettleRating{Change: settled}, at(6000))
+	next, _, err := Reduce(ended, SettleRating{Change: settled}, at(ms+6000))
 	if err != nil || *next.Result.RatingChange != settled || next.Version != ended.Version+1 {
 		t.Fatalf("settled: %v %+v", err, next.Result)
 	}
@@ -131,7 +129,7 @@ func TestSettleRating(t *testing.T) {
 	if ended.Result.RatingChange.White == settled.White {
 		t.Error("settling changed the state it was given")
 	}
-	if _, _, err := Reduce(s, SettleRating{Change: settled}, at(6000)); err == nil {
+	if _, _, err := Reduce(s, SettleRating{Change: settled}, at(ms+6000)); err == nil {
 		t.Error("a game in play was settled")
 	}
 }

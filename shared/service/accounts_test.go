@@ -120,6 +120,19 @@ func TestCreatePlayerNames(t *testing.T) {
 	}
 }
 
+// boundGame is a free-room game between two players, white the host.
+func (f *playerFixture) boundGame(t *testing.T, white, black service.Caller) string {
+	t.Helper()
+	host, err := f.svc.Create(t.Context(), service.CreateInput{Options: options(t, `{"colorAssignment":"hostWhite"}`), Caller: white})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Join(t.Context(), host.GameID, service.JoinInput{Caller: black}); err != nil {
+		t.Fatal(err)
+	}
+	return host.GameID
+}
+
 // legacyTokens is a players store whose tokens look as they did before
 // sessions for the hashes in legacy (PlayerByToken gives no session id),
 // until AdoptToken is called for them: the store adopts for real.
@@ -418,7 +431,7 @@ func TestRematch(t *testing.T) {
 	ctx := t.Context()
 	a, b, c := f.player(t, "Ann"), f.player(t, "Ben"), f.player(t, "Cy")
 	opts := options(t, `{"colorAssignment":"hostWhite","timeControl":"3+2","variant":"chess960","firstMoveSec":60,"drawMode":"fide"}`)
-	opts.Room, opts.Undo, opts.DrawOffer, opts.Hints = game.RoomIntermediate, game.UndoOff, false, game.HintsOff
+	opts.Undo, opts.DrawOffer, opts.Hints = game.UndoOff, false, game.HintsOff
 	first, err := f.svc.Create(ctx, service.CreateInput{Options: opts, Caller: a})
 	if err != nil {
 		t.Fatal(err)
@@ -437,7 +450,7 @@ func TestRematch(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := re.Game.Options
-	if o.TimeControl != opts.TimeControl || o.Variant != game.VariantChess960 || o.Room != game.RoomIntermediate ||
+	if o.TimeControl != opts.TimeControl || o.Variant != game.VariantChess960 || o.Room != game.RoomFree ||
 		o.Undo != game.UndoOff || o.DrawOffer || o.FirstMoveSec != 60 || o.DrawMode != game.DrawFIDE || o.Hints != game.HintsOff {
 		t.Errorf("the rematch's options %+v; want the first game's", o)
 	}
@@ -548,12 +561,12 @@ func TestDeleteAccount(t *testing.T) {
 				}
 			}
 			// A game in play before her first move: aborted.
-			early := f.ratedGame(t, "free", bob, alice)
+			early := f.boundGame(t, bob, alice)
 			if _, err := f.svc.Act(ctx, early, bob, service.ActionInput{Action: moveUCI("d2d4")}); err != nil {
 				t.Fatal(err)
 			}
 			// A finished game, and Bob's rematch of it waiting for her.
-			done := f.ratedGame(t, "free", alice, bob)
+			done := f.boundGame(t, alice, bob)
 			if _, err := f.svc.Act(ctx, done, alice, service.ActionInput{Action: game.Action{Type: game.ActionResign}}); err != nil {
 				t.Fatal(err)
 			}
@@ -623,7 +636,7 @@ func TestDeleteAccount(t *testing.T) {
 					}
 				}
 			}
-			lobby, _ := f.svc.Lobby(ctx, game.RoomFree, 100, "")
+			lobby, _ := f.svc.Lobby(ctx, game.RoomFree, 100, "", service.LobbyFilter{})
 			for _, it := range lobby.Items {
 				if it.GameID == waiting.GameID {
 					t.Error("her cancelled game is still in the lobby")
