@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -49,54 +48,27 @@ func (c client) registered(name string) (id, token string) {
 	return p["playerId"].(string), p["token"].(string)
 }
 
-// watchedStream is a stream connection whose close the test waits for:
-// its reader keeps the error that ended it.
-type watchedStream struct {
-	*streamClient
-	closed chan error
-}
-
 // watchStream dials the stream with token and subscribes to gameID.
-func (c client) watchStream(token, gameID string) *watchedStream {
+func (c client) watchStream(token, gameID string) *streamClient {
 	c.t.Helper()
-	u := "ws" + strings.TrimPrefix(c.base, "http") + "/v1/stream"
-	ws, _, err := websocket.Dial(context.Background(), u, &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + token}}})
-	if err != nil {
-		c.t.Fatalf("dial stream: %v", err)
-	}
-	w := &watchedStream{streamClient: &streamClient{t: c.t, ws: ws, msgs: make(chan map[string]any, 1024)}, closed: make(chan error, 1)}
-	go func() {
-		defer close(w.msgs)
-		for {
-			_, data, err := ws.Read(context.Background())
-			if err != nil {
-				w.closed <- err
-				return
-			}
-			var m map[string]any
-			if json.Unmarshal(data, &m) == nil {
-				w.msgs <- m
-			}
-		}
-	}()
-	c.t.Cleanup(func() { ws.Close(websocket.StatusNormalClosure, "") })
-	w.subscribe(gameID)
-	return w
+	sc := c.stream(token)
+	sc.subscribe(gameID)
+	return sc
 }
 
 // closedWith waits for the server to close the stream and returns the
-// close status and reason.
-func (w *watchedStream) closedWith() (websocket.StatusCode, string) {
-	w.t.Helper()
+// close status and reason (the messages before the close are skipped).
+func (s *streamClient) closedWith() (websocket.StatusCode, string) {
+	s.t.Helper()
 	select {
-	case err := <-w.closed:
+	case err := <-s.ended:
 		var ce websocket.CloseError
 		if errors.As(err, &ce) {
 			return ce.Code, ce.Reason
 		}
 		return websocket.CloseStatus(err), err.Error()
 	case <-time.After(5 * time.Second):
-		w.t.Fatal("the stream was not closed within 5 s")
+		s.t.Fatal("the stream was not closed within 5 s")
 	}
 	return 0, ""
 }
