@@ -484,11 +484,11 @@ func (s *Service) SetPresence(ctx context.Context, gameID string, c Caller, conn
 }
 
 // Connect reads a game for a stream subscription: authorized like
-// GET /v1/games/{id}, with a due timeout applied, and, for a seat, the
+// Observe, with a due timeout applied, and, for a seat, the
 // seat connected from now (a stream connection of it is open; a version
 // when that changes its presence).
 func (s *Service) Connect(ctx context.Context, gameID string, c Caller) (Observation, error) {
-	out, err := s.update(ctx, txn{gameID: gameID, caller: c, access: anyone, lookOnly: true,
+	out, err := s.update(ctx, txn{gameID: gameID, caller: c, access: watching, lookOnly: true,
 		step: func(_ *game.State, seat *chess.Color) (game.Step, error) {
 			if seat == nil {
 				return nil, nil
@@ -796,10 +796,11 @@ type Observation struct {
 }
 
 // Observe reads the game for a caller of the stream: authorized like
-// GET /v1/games/{id}, with a due timeout applied, and nothing else
-// changed (it says nothing of the caller's presence).
+// GET /v1/games/{id}, except that a player token of nobody seated in it
+// watches as a spectator (SPEC §15), with a due timeout applied, and
+// nothing else changed (it says nothing of the caller's presence).
 func (s *Service) Observe(ctx context.Context, gameID string, c Caller) (Observation, error) {
-	out, err := s.update(ctx, txn{gameID: gameID, caller: c, access: anyone})
+	out, err := s.update(ctx, txn{gameID: gameID, caller: c, access: watching, lookOnly: true})
 	if err != nil {
 		return Observation{}, err
 	}

@@ -228,7 +228,8 @@ func (s *Service) resolveSession(ctx context.Context, c Caller, record bool) (Ca
 }
 
 // authorize resolves the caller against a game: a spectator (nil colour),
-// a seat, or ErrForbidden for a token that is not a seat of this game.
+// a seat, or ErrForbidden for a token that is not a seat of this game
+// (watching lets a player token with no seat in it watch as a spectator).
 // seatOnly turns a missing token into ErrUnauthorized; system callers are
 // trusted and get no seat.
 func (s *Service) authorize(st *game.State, c Caller, a access) (*chess.Color, error) {
@@ -241,7 +242,10 @@ func (s *Service) authorize(st *game.State, c Caller, a access) (*chess.Color, e
 		return nil, nil
 	}
 	color, ok := seatOf(st, c)
-	if !ok {
+	switch {
+	case !ok && a == watching && c.playerID != "":
+		return nil, nil // a player watching a game of others
+	case !ok:
 		return nil, ErrForbidden
 	}
 	return &color, nil

@@ -33,6 +33,10 @@ const (
 	anyone access = iota
 	// seatOnly: a seat token is required.
 	seatOnly
+	// watching: anyone, and a player token whose player holds no seat of
+	// the game is a spectator (the stream's subscriptions, SPEC §15); a
+	// seat token of another game is still refused.
+	watching
 	// system: the service itself (timers, the AI); no caller.
 	system
 )
