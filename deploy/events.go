@@ -29,6 +29,16 @@ const (
 	// SampleAIAPIKey is the x-api-key of the ai/move-* events; configure
 	// AI_API_KEY with it to have them accepted.
 	SampleAIAPIKey = "sample-partner-key-5f2c9e1a7b3d"
+	// SamplePlayerID is the player of SamplePlayerToken (its public
+	// profile, its recovery); SampleOpponentID another registered player
+	// (blocked and unblocked); SampleSecondSessionID a second session of
+	// the sample player (revoked). SPEC §16.2.
+	SamplePlayerID        = "pl_SamplePlayerOfEvents01"
+	SampleOpponentID      = "pl_SampleOpponentOfEvent1"
+	SampleSecondSessionID = "se_SecondSessionOfEvents1"
+	// SampleRecoveryCode is the sample player's recovery code in
+	// player-recover.json (typed in lower case, as people type it).
+	SampleRecoveryCode = "K7M2-QX9P-H4KX-7MZQ-2PRT-8WNE"
 )
 
 // ErrInvalidEvent is wrapped by every error about an event file's content.

@@ -79,7 +79,19 @@ type (
 var (
 	seatRoutes   = []string{"POST /v1/games/{id}/actions", "POST /v1/games/{id}/presence"}
 	playerRoutes = []string{"GET /v1/players/me", "PATCH /v1/players/me", "GET /v1/players/me/games",
-		"POST /v1/players/me/link-codes", "POST /v1/lobby/quick"}
+		"POST /v1/players/me/link-codes", "POST /v1/lobby/quick",
+		"DELETE /v1/players/me", "GET /v1/players/me/sessions", "PATCH /v1/players/me/sessions/current",
+		"DELETE /v1/players/me/sessions/{id}", "POST /v1/players/me/recovery-code", "GET /v1/players/me/blocks",
+		"POST /v1/players/me/blocks/{id}", "DELETE /v1/players/me/blocks/{id}"}
+	// pathIDs is what {id} holds in each route's events: the sample game,
+	// or for the account routes a sample player or session.
+	pathIDs = map[string]string{
+		"GET /v1/players/{id}":                "SamplePlayerID",
+		"POST /v1/players/me/blocks/{id}":     "SampleOpponentID",
+		"DELETE /v1/players/me/blocks/{id}":   "SampleOpponentID",
+		"DELETE /v1/players/me/sessions/{id}": "SampleSecondSessionID",
+	}
+	sampleIDs = map[string]string{"SamplePlayerID": SamplePlayerID, "SampleOpponentID": SampleOpponentID, "SampleSecondSessionID": SampleSecondSessionID}
 )
 
 var (
@@ -148,9 +160,13 @@ func checkHTTPEvent(t *testing.T, ev Event, routes map[string]Route) {
 
 	// The raw path is the route with its parameters filled in.
 	wantPath := route.Path
+	wantID := SampleGameID
+	if name, ok := pathIDs[req.RouteKey]; ok {
+		wantID = sampleIDs[name]
+	}
 	for name, value := range req.PathParameters {
-		if name != "id" || value != SampleGameID {
-			t.Errorf("pathParameters[%q] = %q; want only id = %q", name, value, SampleGameID)
+		if name != "id" || value != wantID {
+			t.Errorf("pathParameters[%q] = %q; want only id = %q", name, value, wantID)
 		}
 		wantPath = strings.ReplaceAll(wantPath, "{"+name+"}", value)
 	}
@@ -196,7 +212,8 @@ func checkHTTPEvent(t *testing.T, ev Event, routes map[string]Route) {
 	}
 
 	if req.Body == "" {
-		if route.Method == "POST" && req.RouteKey != "POST /v1/games/{id}/join" && req.RouteKey != "POST /v1/players/me/link-codes" {
+		if route.Method == "POST" && !slices.Contains([]string{"POST /v1/games/{id}/join", "POST /v1/players/me/link-codes",
+			"POST /v1/players/me/recovery-code", "POST /v1/players/me/blocks/{id}"}, req.RouteKey) {
 			t.Errorf("%s event has no body", req.RouteKey)
 		}
 		if _, ok := req.Headers["content-length"]; ok {
@@ -226,6 +243,17 @@ func checkBody(routeKey string, body []byte) error {
 		var b createGameBody
 		if err := strictJSON(body, &b); err != nil {
 			return err
+		}
+		if b.RematchOf != "" {
+			// A rematch is the old game again: it takes no options and no
+			// opponent (SPEC §16.2).
+			if b.Opponent != nil || b.Options != nil {
+				return errors.New("a rematch takes no options or opponent")
+			}
+			if b.RematchOf != SampleGameID {
+				return fmt.Errorf("rematchOf = %q; want the sample game", b.RematchOf)
+			}
+			return nil
 		}
 		if b.Opponent == nil {
 			return errors.New("create needs an opponent")
@@ -296,6 +324,29 @@ func checkBody(routeKey string, body []byte) error {
 		}
 		if len(b.Code) != 8 {
 			return fmt.Errorf("code %q is not 8 characters", b.Code)
+		}
+		return nil
+	case "PATCH /v1/players/me/sessions/current":
+		var b struct {
+			Label *string `json:"label"`
+		}
+		if err := strictJSON(body, &b); err != nil {
+			return err
+		}
+		if b.Label == nil {
+			return errors.New("a label is required")
+		}
+		return nil
+	case "POST /v1/players/recover":
+		var b struct {
+			PlayerID     string `json:"playerId"`
+			RecoveryCode string `json:"recoveryCode"`
+		}
+		if err := strictJSON(body, &b); err != nil {
+			return err
+		}
+		if b.PlayerID != SamplePlayerID || !strings.EqualFold(b.RecoveryCode, SampleRecoveryCode) {
+			return fmt.Errorf("recover %q with %q; want the sample player and its code", b.PlayerID, b.RecoveryCode)
 		}
 		return nil
 	case "POST /v1/lobby/quick":

@@ -64,6 +64,11 @@ func catalogueErrors() map[string]error {
 		"rate_limited":           &apikey.LimitError{KeyID: "k", Limit: "perSecond", Max: 1, Wait: time.Second},
 		"player_required":        service.ErrPlayerRequired,
 		"link_code_invalid":      service.ErrLinkCodeInvalid,
+		"recovery_code_invalid":  service.ErrRecoveryCodeInvalid,
+		"player_not_found":       service.ErrPlayerNotFound,
+		"session_not_found":      service.ErrSessionNotFound,
+		"blocked":                service.ErrBlocked,
+		"too_many_blocks":        service.ErrTooManyBlocks,
 	}
 	for _, c := range game.Codes() {
 		m[c.String()] = &game.RuleError{Code: c}

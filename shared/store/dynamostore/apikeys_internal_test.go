@@ -37,8 +37,12 @@ func TestTemplateGrantsOnlyTheFunctionsPartitions(t *testing.T) {
 	// The service's counter of wrong link codes (shared/service
 	// players.go: "linkfail#<client>"), counted in the hit# partitions.
 	linkFail := hitPrefix + serviceLinkFailKey(t) + "*"
+	// The service's counter of wrong recovery codes (shared/service
+	// accounts.go: "recoverfail#<player>").
+	recoverFail := hitPrefix + serviceCounterKey(t, "accounts.go", `"recoverfail#" + playerID`, "recoverfail#") + "*"
 	const (
 		get, put, update, del, query = "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:Query"
+		batchGet                     = "dynamodb:BatchGetItem"
 	)
 	all := func(actions []string, prefixes ...string) map[string][]string {
 		m := map[string][]string{}
@@ -61,9 +65,13 @@ func TestTemplateGrantsOnlyTheFunctionsPartitions(t *testing.T) {
 	// a game.
 	readPlayers := all([]string{get}, tokenPrefix+"*", playerPrefix+"*")
 	want := map[string]map[string][]string{
-		// Players, tokens, link codes, the wrong-code counter, pairing slots.
-		"MoveFunction": all([]string{get, put, update, del},
-			playerPrefix+"*", tokenPrefix+"*", linkPrefix+"*", linkFail, slotPrefix+"*"),
+		// Players (their sessions' entries and blocks queried and read in
+		// batches), tokens, link codes, the wrong-code counters, pairing
+		// slots.
+		// And an ended session's connections, found under its token.
+		"MoveFunction": merge(all([]string{get, put, update, del, query, batchGet},
+			playerPrefix+"*", tokenPrefix+"*", linkPrefix+"*", linkFail, recoverFail, slotPrefix+"*"),
+			all([]string{query, del}, tokenConnPrefix+"*", connPrefix+"*", subPrefix+"*")),
 		"ViewFunction": readPlayers,
 		"PollFunction": readPlayers,
 		// A flag fall in a rated game reads both ratings.
@@ -76,9 +84,9 @@ func TestTemplateGrantsOnlyTheFunctionsPartitions(t *testing.T) {
 		),
 		"AiSeatFunction": {},
 		// Connections and subscriptions, and the views they push.
-		"StreamFunction": merge(all([]string{get, put, del, query}, connPrefix+"*", subPrefix+"*"), readPlayers),
+		"StreamFunction": merge(all([]string{get, put, del, query}, connPrefix+"*", subPrefix+"*", tokenConnPrefix+"*"), readPlayers),
 		// The push consumer: a game's subscribers, gone connections deleted.
-		"FanoutFunction": all([]string{get, del, query}, connPrefix+"*", subPrefix+"*"),
+		"FanoutFunction": all([]string{get, del, query}, connPrefix+"*", subPrefix+"*", tokenConnPrefix+"*"),
 		// The effects consumer: ratings applied.
 		"EffectsFunction": all([]string{get, put}, playerPrefix+"*"),
 	}
@@ -202,6 +210,20 @@ func partitionPrefixes(t *testing.T) map[string]string {
 
 // serviceLinkFailKey reads the service's counter key prefix for wrong
 // link codes from its source (it is not exported).
+// serviceCounterKey checks that the service's file still counts under
+// key (the Go expression) and returns the key's prefix.
+func serviceCounterKey(t *testing.T, file, key, prefix string) string {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("..", "..", "service", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), key) {
+		t.Fatalf("shared/service/%s no longer counts under %s: update the template's grant and this test", file, key)
+	}
+	return prefix
+}
+
 func serviceLinkFailKey(t *testing.T) string {
 	t.Helper()
 	src, err := os.ReadFile(filepath.Join("..", "..", "service", "players.go"))
