@@ -137,6 +137,13 @@ func play(c client, tb table, g *timedGame, plies int, think func() time.Duratio
 		uci := pos.UCI(legal[rnd.IntN(len(legal))])
 		if _, err := c.try("POST", "/v1/games/"+g.id+"/actions", token,
 			map[string]any{"type": "move", "expectedVersion": rec.Version, "payload": map[string]any{"uci": uci}}); err != nil {
+			// A Fischer 1+0 clock can run out while a loaded machine
+			// answers slowly: the move is then refused by the game's
+			// due timeout (lazy enforcement), which ended the game
+			// before its stall; anything else is a failure.
+			if _, st := tb.gameSoft(g.id); st != nil && st.Phase == game.PhaseFinished && st.Result != nil && st.Result.Reason == game.ReasonTimeLoss {
+				return
+			}
 			g.err = fmt.Errorf("game %s, %s: %w", g.id, uci, err)
 			return
 		}
@@ -246,7 +253,7 @@ func TestEmustackTimedGames(t *testing.T) {
 	for _, g := range games {
 		if !g.reachedStall {
 			_, s := tb.game(g.id)
-			t.Logf("%s game %s ended by the rules before the stall (%s)", g.kind, g.id, s.Result.Reason)
+			t.Logf("%s game %s ended before the stall (%s: the rules, or a 1+0 clock run out while the machine answered slowly)", g.kind, g.id, s.Result.Reason)
 			continue
 		}
 		_, s := tb.game(g.id)
