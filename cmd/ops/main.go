@@ -85,7 +85,8 @@ func (e *usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
 
-const usage = `usage: ops <command> [flags]
+// usage names the defaults from the flags' own constants (rearm.go).
+var usage = fmt.Sprintf(`usage: ops <command> [flags]
 
 commands:
   restore -to TIME|latest -suffix S   restore both tables to one point in time as new tables (name + S),
@@ -93,8 +94,8 @@ commands:
       -games-table T, -data-table T   the tables to restore (default $GAMES_TABLE, $DATA_TABLE)
       -wait D                         how long to wait for the restores (default 4h)
   rearm                               re-arm every live game's timer and AI turn from the games table
-      -rate N                         games a second at most (default 50)
-      -workers N                      games re-armed at once (default 8)
+      -rate N                         games a second at most (default %d)
+      -workers N                      games re-armed at once (default %d)
       -progress D                     how often to print progress (default 5s)
       -dry-run                        list what would be re-armed, change nothing
       -games-table T, -data-table T   the tables (default $GAMES_TABLE, $DATA_TABLE)
@@ -108,7 +109,7 @@ commands:
 configuration (environment, as the functions have it): GAMES_TABLE, DATA_TABLE, SCHEDULE_GROUP,
 SCHEDULER_ROLE_ARN, TIMEOUT_FUNCTION_ARN, SCHEDULE_DLQ_ARN, AI_FUNCTION_NAME, STREAM_DLQ_URL; AWS
 credentials and region as the AWS CLI's.
-`
+`, defaultRearmRate, defaultRearmWorkers)
 
 // run runs one command line and returns the exit status.
 func (c cli) run(ctx context.Context, args []string) int {
