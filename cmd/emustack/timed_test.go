@@ -348,6 +348,16 @@ func follow(t *testing.T, st *stack, id, token string) *follower {
 			}
 		}
 	}()
+	// The subscription is answered (subscribed, at the game's version)
+	// before the caller goes on: a test that throttles @connections next
+	// must not throttle the answer to the subscribe itself.
+	answered := time.Now().Add(30 * time.Second)
+	for f.seen() == 0 {
+		if time.Now().After(answered) {
+			t.Fatalf("subscribe to %s: no subscribed within 30 s", id)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	return f
 }
 
