@@ -94,7 +94,7 @@ var specFunctions = []struct {
 	{"FanoutFunction", "./functions/fanout",
 		[]string{"DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "STREAM_DLQ_URL", "STREAM_ENDPOINT", "STREAM_RETRY_SECONDS"}},
 	{"MoveFunction", "./functions/move",
-		[]string{"DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "ORIGIN_VERIFY_SECRET"}},
+		[]string{"DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "ORIGIN_VERIFY_SECRET", "STREAM_ENDPOINT"}},
 	{"PollFunction", "./functions/move",
 		[]string{"DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "ORIGIN_VERIFY_SECRET"}},
 	{"ViewFunction", "./functions/move",

@@ -3,7 +3,6 @@ package lambdafn
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -49,18 +48,29 @@ type Deps struct {
 	APIKeys    apikey.Store
 	KeyCounter apikey.Counter
 	// Connections keeps the stream's connections and subscriptions (the
-	// data table); stream and fanout only.
+	// data table); stream and fanout, and move with STREAM_ENDPOINT.
 	Connections push.Connections
 	// NewPoster returns the sender to the connections of a WebSocket API
-	// stage (its https URL); stream and fanout only.
+	// stage (its https URL); as Connections.
 	NewPoster func(endpoint string) (push.Poster, error)
 	// DeadLetters is where a stream consumer writes the records it gives
 	// up on (fanout and effects only).
 	DeadLetters DeadLetterQueue
-	// SessionsEnded removes what hangs off a session that ended (the
-	// stream's connections made with its token); the HTTP functions,
-	// whose routes revoke sessions and delete players.
-	SessionsEnded service.SessionsEnded
+	// SessionConnections finds the stream's connections made with a
+	// session's token, for when the session ends (the data table's
+	// tokenconn# entries); move, whose routes revoke sessions and delete
+	// players. With Connections, NewPoster and
+	// STREAM_ENDPOINT those connections are ended through the transport
+	// (records, presence, the socket closed); without, their records are
+	// dropped.
+	SessionConnections SessionConnections
+}
+
+// SessionConnections is what the move function reads and drops of the
+// stream's connections of a token (dynamostore.Data).
+type SessionConnections interface {
+	TokenConnections(ctx context.Context, tokenHash string) ([]string, error)
+	DropTokenConnections(ctx context.Context, tokenHash string) (int, error)
 }
 
 // App is one function, wired: the service, and for the HTTP functions the
@@ -92,6 +102,8 @@ type App struct {
 	retryWindow  time.Duration
 	functionName string
 	doneRecords  recordSet
+	// sessionConns: the HTTP functions' connections of ended sessions.
+	sessionConns SessionConnections
 }
 
 // NewApp wires fn on deps through the composition root (shared/app), adding
@@ -134,13 +146,13 @@ func NewApp(cfg Config, deps Deps) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lambdafn: %s function: %w", cfg.Function, err)
 	}
-	if deps.SessionsEnded != nil {
-		wired.Service.OnSessionsEnded(deps.SessionsEnded)
-	}
 	a := &App{fn: cfg.Function, spec: sp, log: deps.Logger, metrics: deps.Metrics, app: wired, service: wired.Service,
 		connections: deps.Connections, newPoster: deps.NewPoster, streamEndpoint: cfg.StreamEndpoint,
 		deadLetters: deps.DeadLetters, retryWindow: cmp.Or(cfg.StreamRetryWindow, DefaultStreamRetryWindow), functionName: cfg.FunctionName,
-		originSecret: cfg.OriginVerifySecret}
+		originSecret: cfg.OriginVerifySecret, sessionConns: deps.SessionConnections}
+	if deps.SessionConnections != nil {
+		wired.Service.OnSessionsEnded(a.endSessionConnections)
+	}
 	if sp.handler.servesHTTP() {
 		a.httpProxy = httpadapter.NewV2(wired.Handler)
 	}
@@ -265,33 +277,17 @@ func awsAdapters(awsCfg aws.Config, cfg Config) (Deps, error) {
 	if sp.adapters.has(usesAPIKeys) {
 		deps.APIKeys, deps.KeyCounter = data, data
 	}
-	if sp.adapters.has(usesStream) {
+	// The function whose routes end sessions (move) ends the stream's
+	// connections of an ended session: through the WebSocket API's
+	// management endpoint when it is given it (STREAM_ENDPOINT).
+	if sp.adapters.has(usesStream) || sp.adapters.has(usesSessionEnd) && cfg.StreamEndpoint != "" {
 		deps.Connections = StreamConnections(data)
 		deps.NewPoster = func(endpoint string) (push.Poster, error) { return apigwpost.New(awsCfg, endpoint) }
 	}
-	if sp.handler.servesHTTP() {
-		deps.SessionsEnded = DropSessionConnections(data)
+	if sp.adapters.has(usesSessionEnd) {
+		deps.SessionConnections = data
 	}
 	return deps, nil
-}
-
-// DropSessionConnections is the HTTP functions' SessionsEnded: the
-// stream's connection records made with an ended session's token are
-// deleted (with their subscriptions), so the fan-out posts nothing more
-// to them and their next message is refused (no connection: 410). The
-// sockets themselves stay open until the client or API Gateway closes
-// them (idle 10 minutes, 2 hours at most): this function holds no
-// permission on the @connections API.
-func DropSessionConnections(d *dynamostore.Data) service.SessionsEnded {
-	return func(ctx context.Context, ended []service.Session) error {
-		var errs []error
-		for _, s := range ended {
-			if _, err := d.DropTokenConnections(ctx, s.TokenHash); err != nil {
-				errs = append(errs, err)
-			}
-		}
-		return errors.Join(errs...)
-	}
 }
 
 // StartupFailure is the one JSON log line a main writes when start-up

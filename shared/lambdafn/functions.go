@@ -42,8 +42,10 @@ var functions = map[Function]spec{
 	// The game API. It never searches (POST /v1/ai/move is routed to the
 	// ai function and would answer 503 here), and its commits' timers and
 	// AI turns are the fan-out's.
-	Move: {handleHTTP, usesData,
-		[]need{{envGamesTable, required}, {envDataTable, required}, {envOriginVerify, optional}, {envLogLevel, optional}}},
+	// STREAM_ENDPOINT, the WebSocket API's, lets it close the stream
+	// connections of a session it ends (revoked, or its player deleted).
+	Move: {handleHTTP, usesData | usesSessionEnd,
+		[]need{{envGamesTable, required}, {envDataTable, required}, {envStreamEndpoint, optional}, {envOriginVerify, optional}, {envLogLevel, optional}}},
 	// The deadline schedules' target: it ends games, re-arms a game's
 	// timer by writing its armed instant (the effects consumer makes the
 	// schedule from the stream: this function never calls the scheduler)
@@ -103,6 +105,10 @@ const (
 	usesAPIKeys                          // POST /v1/ai/move's keys and their counters (data table)
 	usesStream                           // the stream's connections (data table) and the @connections poster
 	usesDeadLetters                      // the SQS queue a stream consumer writes the records it gives up on to
+	// usesSessionEnd: the stream's connections of the sessions it ends
+	// (data table), closed through the @connections poster when
+	// STREAM_ENDPOINT is set.
+	usesSessionEnd
 )
 
 func (a adapters) has(b adapters) bool { return a&b == b }
