@@ -236,8 +236,10 @@ func progress(total, fresh int64, elapsed time.Duration, target int64) string {
 	return line
 }
 
-func statePath(cfg config, t int) string { return filepath.Join(cfg.out, fmt.Sprintf("part-%d.json", t)) }
-func dataPath(cfg config, t int) string  { return filepath.Join(cfg.out, fmt.Sprintf("part-%d.bin", t)) }
+func statePath(cfg config, t int) string {
+	return filepath.Join(cfg.out, fmt.Sprintf("part-%d.json", t))
+}
+func dataPath(cfg config, t int) string { return filepath.Join(cfg.out, fmt.Sprintf("part-%d.bin", t)) }
 
 // loadState reads thread t's state, or a fresh one. A state from another
 // seed or node budget is refused: the file would mix two data sets.

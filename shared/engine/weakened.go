@@ -100,10 +100,10 @@ func (s *searcher) pickWeakened(res Result, margin int32) Result {
 }
 
 // evaluate is the static evaluation plus the level's noise.
-func (s *searcher) evaluate(pos *chess.Position) int32 {
-	v := evaluate(pos)
+func (s *searcher) evaluate(ply int) int32 {
+	v := s.staticEval(ply)
 	if s.noise > 0 {
-		v += int32(splitMix(pos.Hash()^s.seed)%uint64(2*s.noise+1)) - s.noise
+		v += int32(splitMix(s.stack[ply].pos.Hash()^s.seed)%uint64(2*s.noise+1)) - s.noise
 	}
 	return v
 }
