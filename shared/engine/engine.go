@@ -99,7 +99,7 @@ type Engine struct {
 	mu       sync.Mutex
 	tt       *transpositionTable
 	overhead time.Duration
-	s        *searcher // reused between searches: its stack is large
+	s        *searcher     // reused between searches: its stack is large
 	net      *nnue.Network // nil: classical evaluation
 	// now is the clock (time.Now; tests freeze it to show that a search
 	// bounded by depth and nodes does not depend on the machine's speed).

@@ -23,26 +23,26 @@ import (
 func TestIncrementalAccumulatorMatchesRefresh(t *testing.T) {
 	starts := []string{
 		chess.StartFEN,
-		"r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",          // castling both sides
-		"rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",                  // en passant
-		"8/2P1k3/8/8/8/8/3Kp3/8 w - - 0 1",                                               // promotions
-		"r1k1r2q/p1ppp1pp/8/8/8/8/P1PPP1PP/R1K1R2Q w KQkq - 0 1",                         // Chess960 castling
-		"bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9",              // Chess960
-		"n1r1k2r/pP1ppppp/8/8/8/8/PpP1PPPP/N1R1K2R w KQkq - 0 1",                         // promotions with capture, castling
-		"4k3/8/8/2pP4/8/8/8/4K3 w - c6 0 1",                                              // en passant only
-		"rnbqk2r/pppp1ppp/5n2/2b1p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4",             // castling soon
-		"nrbkqbrn/pppppppp/8/8/8/8/PPPPPPPP/NRBKQBRN w GBgb - 0 1",                       // Chess960 start
-		"1r2k2r/8/8/8/8/8/8/R3K1R1 w Qk - 0 1",                                           // Chess960-style rights
-		"r3k3/1P6/8/8/8/8/6p1/4K2R b Kq - 0 1",                                           // both promote, castle
-		"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR b KQkq - 0 1",                       // black to move
-		"8/8/8/8/k2Pp2Q/8/8/3K4 b - d3 0 1",                                               // pinned en passant
-		"4k2r/6P1/8/8/8/8/1p6/R3K3 w Qk - 0 1",                                            // promotion onto rook squares
-		"rn2k1nr/pbpp1ppp/1p6/4p3/1b2P3/1P3N2/PBPP1PPP/RN1QKB1R w KQkq - 0 5",            // ordinary
-		"r3k2r/pppq1ppp/2n1bn2/3pp3/3PP3/2N1BN2/PPPQ1PPP/R3K2R b KQkq - 0 8",             // both castle
-		"8/P7/8/8/8/8/7p/K6k w - - 0 1",                                                   // race to promote
-		"rnbqkb1r/ppp1pppp/5n2/3pP3/8/8/PPPP1PPP/RNBQKBNR w KQkq d6 0 3",                 // en passant e5d6
-		"qrkbbnnr/pppppppp/8/8/8/8/PPPPPPPP/QRKBBNNR w HBhb - 0 1",                       // Chess960 start
-		"r2k3r/8/8/8/8/8/8/R2K3R w HAha - 0 1",                                            // Chess960 king on d
+		"r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1", // castling both sides
+		"rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",        // en passant
+		"8/2P1k3/8/8/8/8/3Kp3/8 w - - 0 1",                                     // promotions
+		"r1k1r2q/p1ppp1pp/8/8/8/8/P1PPP1PP/R1K1R2Q w KQkq - 0 1",               // Chess960 castling
+		"bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9",    // Chess960
+		"n1r1k2r/pP1ppppp/8/8/8/8/PpP1PPPP/N1R1K2R w KQkq - 0 1",               // promotions with capture, castling
+		"4k3/8/8/2pP4/8/8/8/4K3 w - c6 0 1",                                    // en passant only
+		"rnbqk2r/pppp1ppp/5n2/2b1p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4",   // castling soon
+		"nrbkqbrn/pppppppp/8/8/8/8/PPPPPPPP/NRBKQBRN w GBgb - 0 1",             // Chess960 start
+		"1r2k2r/8/8/8/8/8/8/R3K1R1 w Qk - 0 1",                                 // Chess960-style rights
+		"r3k3/1P6/8/8/8/8/6p1/4K2R b Kq - 0 1",                                 // both promote, castle
+		"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR b KQkq - 0 1",             // black to move
+		"8/8/8/8/k2Pp2Q/8/8/3K4 b - d3 0 1",                                    // pinned en passant
+		"4k2r/6P1/8/8/8/8/1p6/R3K3 w Qk - 0 1",                                 // promotion onto rook squares
+		"rn2k1nr/pbpp1ppp/1p6/4p3/1b2P3/1P3N2/PBPP1PPP/RN1QKB1R w KQkq - 0 5",  // ordinary
+		"r3k2r/pppq1ppp/2n1bn2/3pp3/3PP3/2N1BN2/PPPQ1PPP/R3K2R b KQkq - 0 8",   // both castle
+		"8/P7/8/8/8/8/7p/K6k w - - 0 1",                                        // race to promote
+		"rnbqkb1r/ppp1pppp/5n2/3pP3/8/8/PPPP1PPP/RNBQKBNR w KQkq d6 0 3",       // en passant e5d6
+		"qrkbbnnr/pppppppp/8/8/8/8/PPPPPPPP/QRKBBNNR w HBhb - 0 1",             // Chess960 start
+		"r2k3r/8/8/8/8/8/8/R2K3R w HAha - 0 1",                                 // Chess960 king on d
 	}
 	s := newSearcher(newTranspositionTable(1), nnue.Default())
 	rng := rand.New(rand.NewPCG(7, 7))

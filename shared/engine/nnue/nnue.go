@@ -288,6 +288,6 @@ func screluDot(v *[words]uint64, w *[Hidden]int32) int64 {
 func clampLanes(x uint64) uint64 {
 	neg := (x & highBits) >> 15 * 0xffff // all ones in negative lanes
 	x &^= neg
-	over := ((x&0x7f007f007f007f00)+0x7fff7fff7fff7fff)&highBits>>15*0xffff // lanes > 255
+	over := ((x & 0x7f007f007f007f00) + 0x7fff7fff7fff7fff) & highBits >> 15 * 0xffff // lanes > 255
 	return x&^over | over&0x00ff00ff00ff00ff
 }
