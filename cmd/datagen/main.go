@@ -81,6 +81,11 @@ type config struct {
 	hashMB     int
 	report     time.Duration
 	cpuProfile string
+
+	makeOpenings  int
+	openingsOut   string
+	openingsNodes uint64
+	openingsMax   int
 }
 
 func parseFlags(args []string) (config, error) {
@@ -104,12 +109,20 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.hashMB, "hash", 16, "transposition table per thread (MiB)")
 	fs.DurationVar(&c.report, "report", 30*time.Second, "progress line interval")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
+	fs.IntVar(&c.makeOpenings, "make-openings", 0, "instead of data, write this many balanced match openings to -openings-out")
+	fs.StringVar(&c.openingsOut, "openings-out", "", "file for -make-openings")
+	fs.Uint64Var(&c.openingsNodes, "openings-nodes", 200_000, "nodes of the balance check of -make-openings")
+	fs.IntVar(&c.openingsMax, "openings-max", 60, "largest |score| of a -make-openings opening (centipawns)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	switch {
 	case fs.NArg() > 0:
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	case c.makeOpenings > 0 && c.openingsOut == "":
+		return c, errors.New("-make-openings needs -openings-out")
+	case c.makeOpenings > 0:
+		return c, nil
 	case c.out == "":
 		return c, errors.New("-out: an output directory is required")
 	case c.threads < 1 || c.threads > 64:
@@ -147,6 +160,9 @@ func run(args []string, stdout io.Writer) error {
 	book, err := readBook(cfg.book)
 	if err != nil {
 		return err
+	}
+	if cfg.makeOpenings > 0 {
+		return makeOpenings(cfg, book, stdout)
 	}
 	if err := os.MkdirAll(cfg.out, 0o755); err != nil {
 		return err
