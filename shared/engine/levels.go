@@ -96,6 +96,9 @@ type levelSettings struct {
 	// first so a weakened level still plays any mate it finds (0 = no probe).
 	mateProbeDepth int
 	mateProbeNodes uint64
+	// classical makes the level evaluate with eval.go instead of the
+	// network (the whole search, probe included).
+	classical bool
 }
 
 // levelTable is indexed by Level. The numbers were set by matches against
