@@ -66,6 +66,7 @@ func parseFlags(args []string) (options, error) {
 	fs.Float64Var(&o.cfg.Scale, "scale", 0, "centipawns per output unit (0 = fit to the data)")
 	fs.Uint64Var(&o.cfg.Seed, "seed", 1, "seed of the initial weights and the shuffles")
 	fs.IntVar(&o.cfg.Threads, "threads", runtime.NumCPU(), "goroutines (the result does not depend on it)")
+	fs.BoolVar(&o.cfg.Mirror, "mirror", true, "train positions mirrored left to right half of the time")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -190,10 +191,10 @@ func run(args []string, stdout io.Writer) error {
 		}
 	}
 	c := t.Config
-	fmt.Fprintf(stdout, "train: %d files, %d training and %d validation positions; hidden %d, buckets %d, batch %d, lr %g (×%g every %d), lambda %g, scale %.0f, seed %d, threads %d\n",
-		len(files), t.Positions(), len(valSet)/dataset.RecordSize, c.Hidden, c.Buckets, c.BatchSize, c.LR, c.LRDrop, c.LRStep, c.Lambda, c.Scale, c.Seed, c.Threads)
+	fmt.Fprintf(stdout, "train: %d files, %d training and %d validation positions; hidden %d, buckets %d, batch %d, lr %g (×%g every %d), lambda %g, scale %.0f, mirror %v, seed %d, threads %d\n",
+		len(files), t.Positions(), len(valSet)/dataset.RecordSize, c.Hidden, c.Buckets, c.BatchSize, c.LR, c.LRDrop, c.LRStep, c.Lambda, c.Scale, c.Mirror, c.Seed, c.Threads)
 	if t.Epoch == 0 {
-		fmt.Fprintf(stdout, "epoch 0: validation loss %.6f\n", t.Loss(valSet))
+		fmt.Fprintf(stdout, "epoch 0: validation loss %.6f (the search score itself: %.6f)\n", t.Loss(valSet), t.ScoreLoss(valSet))
 	}
 	for t.Epoch < o.epochs {
 		start := time.Now()

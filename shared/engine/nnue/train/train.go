@@ -29,6 +29,10 @@ type Config struct {
 	Scale     float64 // centipawns per output unit (FitScale)
 	Seed      uint64  // initial weights and shuffles
 	Threads   int     // goroutines (the result does not depend on it)
+	// Mirror trains every position, with probability ½ per epoch, mirrored
+	// left to right (files a↔h): the same evaluation up to castling rights,
+	// which the network does not see; it doubles the positions' variety.
+	Mirror bool
 }
 
 // chunks is the fixed number of parts a batch is cut into (see the package
@@ -139,7 +143,8 @@ func (t *Trainer) step1(batch []int32, lr float64) float64 {
 		lo, hi := min(c*size, len(batch)), min((c+1)*size, len(batch))
 		var s sample
 		for _, idx := range batch[lo:hi] {
-			t.decode(int(idx), &s)
+			mirror := t.Config.Mirror && splitMix(t.Config.Seed^uint64(t.Epoch)<<40^uint64(idx))&1 == 1
+			t.decode(int(idx), &s, mirror)
 			losses[c] += t.Model.backward(&s, g, t.scratch[c])
 		}
 	})
@@ -252,21 +257,32 @@ func (m *Model) backward(s *sample, g *Model, scratch []float32) float64 {
 	return float64(diff) * float64(diff)
 }
 
+func splitMix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
 func sigmoid(x float32) float32 { return float32(1 / (1 + math.Exp(-float64(x)))) }
 
-// decode fills s from training record i.
-func (t *Trainer) decode(i int, s *sample) {
-	decodeSample(t.train[i*dataset.RecordSize:(i+1)*dataset.RecordSize], s, t.Config.Buckets, t.Config.Scale, t.Config.Lambda)
+// decode fills s from training record i, mirrored left to right if asked.
+func (t *Trainer) decode(i int, s *sample, mirror bool) {
+	decodeSample(t.train[i*dataset.RecordSize:(i+1)*dataset.RecordSize], s, t.Config.Buckets, t.Config.Scale, t.Config.Lambda, mirror)
 }
 
 // decodeSample reads an encoded record (already validated when loaded)
-// into features, bucket and target.
-func decodeSample(b []byte, s *sample, buckets int, scale, lambda float64) {
+// into features, bucket and target; mirror flips the files (a↔h).
+func decodeSample(b []byte, s *sample, buckets int, scale, lambda float64, mirror bool) {
 	occ := binary.LittleEndian.Uint64(b)
 	stm := chess.Color(b[27] & 1)
+	var flip chess.Square
+	if mirror {
+		flip = 7
+	}
 	n := 0
 	for o := occ; o != 0; o &= o - 1 {
-		sq := chess.Square(bits.TrailingZeros64(o))
+		sq := chess.Square(bits.TrailingZeros64(o)) ^ flip
 		pc := chess.Piece(b[8+n/2] >> (4 * (n & 1)) & 15)
 		s.features[0][n] = uint16(nnue.FeatureIndex(stm, pc, sq))
 		s.features[1][n] = uint16(nnue.FeatureIndex(stm^1, pc, sq))
@@ -293,7 +309,7 @@ func (t *Trainer) Loss(records []byte) float64 {
 		scratch := t.scratch[c]
 		h := t.Model.Hidden
 		for i := c * size; i < min((c+1)*size, n); i++ {
-			decodeSample(records[i*dataset.RecordSize:(i+1)*dataset.RecordSize], &s, t.Config.Buckets, t.Config.Scale, t.Config.Lambda)
+			decodeSample(records[i*dataset.RecordSize:(i+1)*dataset.RecordSize], &s, t.Config.Buckets, t.Config.Scale, t.Config.Lambda, false)
 			d := float64(sigmoid(t.Model.forward(&s, scratch[:2*h], scratch[2*h:4*h])) - s.target)
 			losses[c] += d * d
 		}
@@ -301,6 +317,22 @@ func (t *Trainer) Loss(records []byte) float64 {
 	var sum float64
 	for _, l := range losses {
 		sum += l
+	}
+	return sum / float64(n)
+}
+
+// ScoreLoss returns the loss of predicting sigmoid(score / Scale), the
+// search score itself, for the records: the mark a network should beat.
+func (t *Trainer) ScoreLoss(records []byte) float64 {
+	n := len(records) / dataset.RecordSize
+	var sum float64
+	var s sample
+	for i := range n {
+		b := records[i*dataset.RecordSize : (i+1)*dataset.RecordSize]
+		decodeSample(b, &s, t.Config.Buckets, t.Config.Scale, t.Config.Lambda, false)
+		score := float64(int16(binary.LittleEndian.Uint16(b[24:])))
+		d := 1/(1+math.Exp(-score/t.Config.Scale)) - float64(s.target)
+		sum += d * d
 	}
 	return sum / float64(n)
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 
 	"chessapi/shared/chess"
@@ -266,5 +267,34 @@ func TestConfigErrors(t *testing.T) {
 		if _, err := NewTrainer(cfg, nil); err == nil {
 			t.Errorf("config %d: NewTrainer = nil error", i)
 		}
+	}
+}
+
+// TestMirrorFlipsFiles: a record decoded mirrored has the features of the
+// position with files a↔h swapped.
+func TestMirrorFlipsFiles(t *testing.T) {
+	pos, err := chess.ParseFEN("r1bqk2r/pppp1ppp/2n2n2/2b1p3/2B1P3/3P1N2/PPP2PPP/RNBQK2R b KQkq - 0 5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mirrored, err := chess.ParseFEN("r2kqb1r/ppp1pppp/2n2n2/3p1b2/3P1B2/2N1P3/PPP2PPP/R2KQBNR b - - 0 5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := dataset.FromPosition(pos)
+	b, err := r.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s sample
+	decodeSample(b, &s, 8, 150, 1, true)
+	own, their := features(mirrored)
+	got0, got1 := append([]uint16(nil), s.features[0][:s.n]...), append([]uint16(nil), s.features[1][:s.n]...)
+	slices.Sort(got0)
+	slices.Sort(got1)
+	slices.Sort(own)
+	slices.Sort(their)
+	if !slices.Equal(got0, own) || !slices.Equal(got1, their) {
+		t.Errorf("mirrored features %v / %v; want %v / %v", got0, got1, own, their)
 	}
 }
