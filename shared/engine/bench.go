@@ -47,12 +47,12 @@ func (b BenchResult) NPS() uint64 { return nps(b.Nodes, b.Time) }
 // fixed table size. The node total changes only when the search or the
 // evaluation changes; report, if set, gets one line per position.
 func Bench(depth int, report func(line string)) BenchResult {
-	return benchSearch(depth, 1, report)
+	return benchSearch(depth, 1, EvalNetwork, report)
 }
 
-// benchSearch is Bench with multiPV lines per search.
-func benchSearch(depth, multiPV int, report func(line string)) BenchResult {
-	e := New(Options{HashMB: benchHashMB})
+// benchSearch is Bench with multiPV lines per search and evaluation ev.
+func benchSearch(depth, multiPV int, ev Evaluation, report func(line string)) BenchResult {
+	e := New(Options{HashMB: benchHashMB, Evaluation: ev})
 	var out BenchResult
 	for i, fen := range benchPositions {
 		pos, err := chess.ParseFEN(fen)

@@ -28,10 +28,10 @@ func BenchmarkSearch(b *testing.B) {
 func BenchmarkMultiPV(b *testing.B) {
 	for _, lines := range []int{1, 5} {
 		b.Run(fmt.Sprintf("lines=%d", lines), func(b *testing.B) {
-			benchSearch(1, lines, nil) // warm up: the first 16 MiB table costs page faults
+			benchSearch(1, lines, EvalNetwork, nil) // warm up: the first 16 MiB table costs page faults
 			var nodes uint64
 			for b.Loop() {
-				nodes += benchSearch(multiPVBenchDepth, lines, nil).Nodes
+				nodes += benchSearch(multiPVBenchDepth, lines, EvalNetwork, nil).Nodes
 			}
 			b.ReportMetric(float64(nodes)/b.Elapsed().Seconds(), "nodes/s")
 			b.ReportMetric(float64(nodes)/float64(b.N), "nodes/op")
@@ -47,6 +47,18 @@ const multiPVBenchDepth = 8
 // does. Update it deliberately with such a change (and say so in the
 // commit); cmd/uci's test asserts the printed line too.
 const benchSignature = 1120918
+
+// classicalBenchSignature is the node total of the bench with the
+// classical evaluation: the signature of the engine before the network
+// (issue 25), which the split of the search and the evaluation switch
+// left unchanged.
+const classicalBenchSignature = 1120918
+
+func TestClassicalBenchSignature(t *testing.T) {
+	if got := benchSearch(BenchDepth, 1, EvalClassical, nil); got.Nodes != classicalBenchSignature {
+		t.Errorf("classical bench = %d nodes; want %d (the classical search or evaluation changed)", got.Nodes, classicalBenchSignature)
+	}
+}
 
 func TestBenchSignature(t *testing.T) {
 	if got := Bench(BenchDepth, nil); got.Nodes != benchSignature || got.Positions != len(benchPositions) {

@@ -144,9 +144,9 @@ func NewNetwork(w *Weights) (*Network, error) {
 	}
 	n := &Network{buckets: w.Buckets, scale: int64(w.Scale)}
 	for f := range Inputs {
-		packLanes(&n.features[f], w.Feature[f*Hidden:(f+1)*Hidden])
+		packRow(&n.features[f], w.Feature[f*Hidden:(f+1)*Hidden])
 	}
-	packLanes(&n.bias, w.Bias)
+	packBias(&n.bias, w.Bias)
 	for b := range w.Buckets {
 		for i := range 2 * Hidden {
 			n.output[b][i] = int32(w.Output[b*2*Hidden+i])
@@ -165,12 +165,16 @@ func Load(b []byte) (*Network, error) {
 	return NewNetwork(w)
 }
 
-func packLanes(dst *[words]uint64, src []int16) {
+// packRow packs a feature's weights as weight words.
+func packRow(dst *[words]uint64, src []int16) {
 	for i := range dst {
-		var x uint64
-		for k := range 4 {
-			x |= uint64(uint16(src[4*i+k])) << (16 * k)
-		}
-		dst[i] = x
+		dst[i] = packWeights([4]int16(src[4*i : 4*i+4]))
+	}
+}
+
+// packBias packs the bias as accumulator words (offset lanes).
+func packBias(dst *[words]uint64, src []int16) {
+	for i := range dst {
+		dst[i] = packLanesOffset([4]int16(src[4*i : 4*i+4]))
 	}
 }

@@ -34,12 +34,12 @@
 // clipped to ±OutputClip (int16 after scaling by QB); a product c²·w is
 // below 2³¹ for any int16 w, and the sum Σ c²·w is taken in int64.
 //
-// Accumulators are stored as packed int16 lanes, four to a uint64 word, and
-// added and subtracted lane-wise with carries masked ("SWAR"): the same
-// wrap-around arithmetic as int16, but four lanes per instruction without
-// SIMD intrinsics, portable to every 64-bit target (amd64 here, arm64 on
-// Lambda). Since no lane can overflow (above), the result is exactly the
-// int16 sum.
+// Accumulators are stored as packed 16-bit lanes, four to a uint64 word,
+// each lane offset by 2¹⁵ so it is never negative; weight rows are packed
+// as the integers Σ wₖ·2¹⁶ᵏ. Because no lane can leave its range (above),
+// a plain 64-bit add or subtract updates four lanes exactly (see
+// packWeights): four lanes per instruction without SIMD intrinsics,
+// portable to every 64-bit target (amd64 here, arm64 on Lambda).
 //
 // File format (little-endian), written by the trainer's Export:
 //
@@ -127,7 +127,7 @@ type Accumulator struct {
 
 // Lane returns value i of perspective c (for tests and tools).
 func (a *Accumulator) Lane(c chess.Color, i int) int16 {
-	return int16(a.v[c][i/4] >> (16 * (i % 4)))
+	return unpackLane(a.v[c][i/4], i%4)
 }
 
 // Equal reports whether two accumulators hold the same values.
@@ -232,38 +232,55 @@ func (n *Network) Evaluate(acc *Accumulator, stm chess.Color, pieces int) int32 
 	return int32(o * n.scale / (QA * QB))
 }
 
-// SWAR lane arithmetic: four int16 lanes per uint64, wrap-around per lane.
-const highBits = 0x8000800080008000
+// Packed lanes. An accumulator word holds four lanes of 16 bits, each the
+// lane's value plus laneOffset, so every lane is in [0, 2¹⁶) (the values
+// are within ±32736, see WeightLimit). A weight word holds the integer
+// Σ wₖ·2¹⁶ᵏ (wₖ signed). Adding or subtracting weight words to an
+// accumulator word with ordinary 64-bit arithmetic then gives exactly the
+// packed representation of the new lanes: the result's base-2¹⁶ digits are
+// the new lanes, since each lies in [0, 2¹⁶), whatever carries or borrows
+// happened on the way. One instruction updates four lanes.
+const (
+	laneOffset = 1 << 15
+	highBits   = 0x8000800080008000 // laneOffset in every lane
+)
 
-func swarAdd(a, b uint64) uint64 {
-	return ((a &^ highBits) + (b &^ highBits)) ^ ((a ^ b) & highBits)
+// packWeights packs four signed values as a weight word.
+func packWeights(v [4]int16) uint64 {
+	var x int64
+	for k := 3; k >= 0; k-- {
+		x = x<<16 + int64(v[k])
+	}
+	return uint64(x)
 }
 
-func swarSub(a, b uint64) uint64 {
-	return ((a | highBits) - (b &^ highBits)) ^ ((a ^ ^b) & highBits)
-}
+// packLanes packs four values as an accumulator word (offset lanes).
+func packLanesOffset(v [4]int16) uint64 { return packWeights(v) + highBits }
+
+// unpackLane returns lane k of an accumulator word.
+func unpackLane(x uint64, k int) int16 { return int16(uint16(x>>(16*k)) ^ laneOffset) }
 
 func addRow(d, w *[words]uint64) {
 	for i := range d {
-		d[i] = swarAdd(d[i], w[i])
+		d[i] += w[i]
 	}
 }
 
 func subRow(d, w *[words]uint64) {
 	for i := range d {
-		d[i] = swarSub(d[i], w[i])
+		d[i] -= w[i]
 	}
 }
 
 func addSub(d, s, a, r *[words]uint64) {
 	for i := range d {
-		d[i] = swarSub(swarAdd(s[i], a[i]), r[i])
+		d[i] = s[i] + a[i] - r[i]
 	}
 }
 
 func addSubSub(d, s, a, r1, r2 *[words]uint64) {
 	for i := range d {
-		d[i] = swarSub(swarSub(swarAdd(s[i], a[i]), r1[i]), r2[i])
+		d[i] = s[i] + a[i] - r1[i] - r2[i]
 	}
 }
 
@@ -282,7 +299,7 @@ var squares = func() (t [256]int32) {
 func screluDot(v *[words]uint64, w *[Hidden]int32) int64 {
 	var s0, s1 int64
 	for i := 0; i+1 < words; i += 2 {
-		x, y := clampLanes(v[i]), clampLanes(v[i+1])
+		x, y := clampLanes(v[i]^highBits), clampLanes(v[i+1]^highBits)
 		ws := w[4*i : 4*i+8 : 4*i+8]
 		s0 += int64(squares[x&0xff]*ws[0]) + int64(squares[x>>16&0xff]*ws[1]) +
 			int64(squares[x>>32&0xff]*ws[2]) + int64(squares[x>>48&0xff]*ws[3])
@@ -292,8 +309,9 @@ func screluDot(v *[words]uint64, w *[Hidden]int32) int64 {
 	return s0 + s1
 }
 
-// clampLanes clamps each int16 lane of x to 0..QA (QA = 255): negative
-// lanes become 0, lanes above 255 become 255.
+// clampLanes clamps each int16 lane of x (two's complement lanes: an
+// accumulator word xor highBits) to 0..QA (QA = 255): negative lanes
+// become 0, lanes above 255 become 255.
 func clampLanes(x uint64) uint64 {
 	neg := (x & highBits) >> 15 * 0xffff // all ones in negative lanes
 	x &^= neg

@@ -81,22 +81,43 @@ func randomPositions(seed uint64, n int) []*chess.Position {
 	return out
 }
 
-func TestSWARMatchesInt16(t *testing.T) {
+// TestPackedLanesMatchInt16: adding and subtracting packed weight words to
+// packed accumulator words gives, lane by lane, the int16 sums, for every
+// value an accumulator can take; clampLanes clamps two's complement lanes.
+func TestPackedLanesMatchInt16(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
+	const maxAcc = 33 * WeightLimit
+	lane := func(limit int) int16 { return int16(rng.IntN(2*limit+1) - limit) }
 	for range 100000 {
-		a, b := rng.Uint64(), rng.Uint64()
-		sum, diff, clamped := swarAdd(a, b), swarSub(a, b), clampLanes(a)
+		var a, w, r [4]int16
 		for k := range 4 {
-			x, y := int16(a>>(16*k)), int16(b>>(16*k))
-			if got := int16(sum >> (16 * k)); got != x+y {
-				t.Fatalf("lane %d of %x + %x = %d; want %d", k, a, b, got, x+y)
+			a[k] = lane(maxAcc - 2*WeightLimit)
+			w[k], r[k] = lane(WeightLimit), lane(WeightLimit)
+		}
+		x := packLanesOffset(a)
+		sum := x + packWeights(w) - packWeights(r)
+		for k := range 4 {
+			if got, want := unpackLane(sum, k), a[k]+w[k]-r[k]; got != want {
+				t.Fatalf("lane %d of %d + %d - %d = %d; want %d", k, a[k], w[k], r[k], got, want)
 			}
-			if got := int16(diff >> (16 * k)); got != x-y {
-				t.Fatalf("lane %d of %x - %x = %d; want %d", k, a, b, got, x-y)
+			if got := unpackLane(x, k); got != a[k] {
+				t.Fatalf("unpackLane(packLanesOffset(%v), %d) = %d", a, k, got)
 			}
-			if got := int16(clamped >> (16 * k)); got != min(max(x, 0), QA) {
-				t.Fatalf("lane %d of clamp(%x) = %d; want %d", k, a, got, min(max(x, 0), QA))
+		}
+		y := rng.Uint64()
+		clamped := clampLanes(y)
+		for k := range 4 {
+			v := int16(y >> (16 * k))
+			if got := int16(clamped >> (16 * k)); got != min(max(v, 0), QA) {
+				t.Fatalf("lane %d of clamp(%x) = %d; want %d", k, y, got, min(max(v, 0), QA))
 			}
+		}
+	}
+	// The extremes: the largest and smallest accumulator any position has.
+	for _, v := range []int16{maxAcc, -maxAcc} {
+		x := packLanesOffset([4]int16{v, -v, v, 0})
+		if unpackLane(x, 0) != v || unpackLane(x, 1) != -v || unpackLane(x, 2) != v || unpackLane(x, 3) != 0 {
+			t.Errorf("lanes of ±%d do not round-trip", maxAcc)
 		}
 	}
 }
