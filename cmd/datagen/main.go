@@ -4,7 +4,7 @@
 // search score and the game's result, in the format of
 // shared/engine/nnue/dataset.
 //
-//	go run ./cmd/datagen -out /work/data/nnue/r1 -threads 2 -nodes 6000 -positions 10000000
+//	go run ./cmd/datagen -out /work/data/nnue/r1 -eval classical -threads 2 -nodes 5000 -positions 10000000
 //
 // Each thread t writes DIR/part-<t>.bin and DIR/part-<t>.json (its state:
 // games finished, records and bytes written). Run the same command again to
@@ -79,6 +79,7 @@ type config struct {
 	drawScore  int
 	drawPlies  int
 	hashMB     int
+	eval       engine.Evaluation
 	report     time.Duration
 	cpuProfile string
 
@@ -107,6 +108,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.drawScore, "drawscore", 8, "draw adjudication score bound (centipawns)")
 	fs.IntVar(&c.drawPlies, "drawplies", 10, "consecutive plies within -drawscore for a draw")
 	fs.IntVar(&c.hashMB, "hash", 16, "transposition table per thread (MiB)")
+	evalName := fs.String("eval", "", "evaluation of the playing engine: classical or network (required)")
 	fs.DurationVar(&c.report, "report", 30*time.Second, "progress line interval")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
 	fs.IntVar(&c.makeOpenings, "make-openings", 0, "instead of data, write this many balanced match openings to -openings-out")
@@ -115,6 +117,10 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.openingsMax, "openings-max", 60, "largest |score| of a -make-openings opening (centipawns)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	var ok bool
+	if c.eval, ok = engine.ParseEvaluation(*evalName); !ok && c.makeOpenings == 0 {
+		return c, fmt.Errorf("-eval %q: want classical or network", *evalName)
 	}
 	switch {
 	case fs.NArg() > 0:
@@ -141,6 +147,7 @@ func parseFlags(args []string) (config, error) {
 type state struct {
 	Seed    uint64 `json:"seed"`
 	Nodes   uint64 `json:"nodes"`
+	Eval    string `json:"eval"`
 	Thread  int    `json:"thread"`
 	Games   int64  `json:"games"`
 	Records int64  `json:"records"`
@@ -191,8 +198,8 @@ func run(args []string, stdout io.Writer) error {
 		states[t] = st
 		total.Add(st.Records)
 	}
-	fmt.Fprintf(stdout, "datagen: %d threads, %d nodes a move, seed %d, %d positions so far, into %s\n",
-		cfg.threads, cfg.nodes, cfg.seed, total.Load(), cfg.out)
+	fmt.Fprintf(stdout, "datagen: %d threads, %d nodes a move, %s evaluation, seed %d, %d positions so far, into %s\n",
+		cfg.threads, cfg.nodes, cfg.eval, cfg.seed, total.Load(), cfg.out)
 
 	start := time.Now()
 	done := make(chan struct{})
@@ -260,7 +267,7 @@ func dataPath(cfg config, t int) string { return filepath.Join(cfg.out, fmt.Spri
 // loadState reads thread t's state, or a fresh one. A state from another
 // seed or node budget is refused: the file would mix two data sets.
 func loadState(cfg config, t int) (*state, error) {
-	st := &state{Seed: cfg.seed, Nodes: cfg.nodes, Thread: t}
+	st := &state{Seed: cfg.seed, Nodes: cfg.nodes, Eval: cfg.eval.String(), Thread: t}
 	b, err := os.ReadFile(statePath(cfg, t))
 	if errors.Is(err, os.ErrNotExist) {
 		return st, nil
@@ -271,9 +278,12 @@ func loadState(cfg config, t int) (*state, error) {
 	if err := json.Unmarshal(b, st); err != nil {
 		return nil, fmt.Errorf("%s: %w", statePath(cfg, t), err)
 	}
-	if st.Seed != cfg.seed || st.Nodes != cfg.nodes || st.Thread != t {
-		return nil, fmt.Errorf("%s: made with -seed %d -nodes %d, not %d and %d: use another -out",
-			statePath(cfg, t), st.Seed, st.Nodes, cfg.seed, cfg.nodes)
+	if st.Eval == "" {
+		st.Eval = engine.EvalClassical.String() // files from before -eval: the classical engine
+	}
+	if st.Seed != cfg.seed || st.Nodes != cfg.nodes || st.Eval != cfg.eval.String() || st.Thread != t {
+		return nil, fmt.Errorf("%s: made with -seed %d -nodes %d -eval %s, not %d, %d and %s: use another -out",
+			statePath(cfg, t), st.Seed, st.Nodes, st.Eval, cfg.seed, cfg.nodes, cfg.eval)
 	}
 	return st, nil
 }
@@ -313,7 +323,7 @@ func worker(ctx context.Context, cfg config, book [][]chess.Move, st *state, add
 		return err
 	}
 	w := dataset.NewAppender(f)
-	eng := engine.New(engine.Options{HashMB: cfg.hashMB})
+	eng := engine.New(engine.Options{HashMB: cfg.hashMB, Evaluation: cfg.eval})
 	g := newGamePlayer(cfg, book, eng)
 	for ctx.Err() == nil && !enough() && (cfg.games == 0 || st.Games < cfg.games) {
 		game, err := g.play(ctx, gameSeed(cfg.seed, st.Thread, st.Games))
