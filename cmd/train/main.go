@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"chessapi/shared/engine/nnue"
 	"chessapi/shared/engine/nnue/dataset"
 	"chessapi/shared/engine/nnue/train"
 )
@@ -203,15 +204,17 @@ func run(args []string, stdout io.Writer) error {
 		valLoss := t.Loss(valSet)
 		fmt.Fprintf(stdout, "epoch %d: train loss %.6f, validation loss %.6f, lr %.2g, %s\n",
 			t.Epoch, trainLoss, valLoss, lr, time.Since(start).Round(time.Second))
-		if err := save(o.out, t); err != nil {
+		if err := save(o.out, t, valSet, stdout); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// save writes the checkpoint (atomically) and the epoch's network.
-func save(dir string, t *train.Trainer) error {
+// save writes the checkpoint (atomically) and the epoch's network, and
+// prints how far the quantised network is from the float one on the first
+// 2000 validation positions.
+func save(dir string, t *train.Trainer, valSet []byte, stdout io.Writer) error {
 	var buf bytes.Buffer
 	if err := t.Save(&buf); err != nil {
 		return err
@@ -232,5 +235,15 @@ func save(dir string, t *train.Trainer) error {
 	if err != nil {
 		return err
 	}
+	net, err := nnue.Load(b)
+	if err != nil {
+		return err
+	}
+	mean, worst, err := t.Model.QuantisationError(valSet, net, t.Config.Scale, 2000)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "epoch %d: quantised vs float on %d validation positions: mean %.2f cp, worst %.2f cp\n",
+		t.Epoch, min(2000, len(valSet)/dataset.RecordSize), mean, worst)
 	return os.WriteFile(filepath.Join(dir, fmt.Sprintf("epoch-%d.nnue", t.Epoch)), b, 0o644)
 }

@@ -6,16 +6,22 @@ import (
 	"testing"
 
 	"chessapi/shared/chess"
+	"chessapi/shared/engine/nnue"
 )
 
 // BenchmarkSearch reports search speed (nodes/s) over the bench positions
 // at a fixed depth: go test -bench Search -run XXX ./shared/engine
+// (network and classical evaluation).
 func BenchmarkSearch(b *testing.B) {
-	var nodes uint64
-	for b.Loop() {
-		nodes += Bench(8, nil).Nodes
+	for _, ev := range []Evaluation{EvalNetwork, EvalClassical} {
+		b.Run(ev.String(), func(b *testing.B) {
+			var nodes uint64
+			for b.Loop() {
+				nodes += benchSearch(8, 1, ev, nil).Nodes
+			}
+			b.ReportMetric(float64(nodes)/b.Elapsed().Seconds(), "nodes/s")
+		})
 	}
-	b.ReportMetric(float64(nodes)/b.Elapsed().Seconds(), "nodes/s")
 }
 
 // BenchmarkMultiPV compares the search speed with one and five lines over
@@ -67,14 +73,27 @@ func TestBenchSignature(t *testing.T) {
 	}
 }
 
+// BenchmarkEvaluate times one static evaluation: the classical one, and
+// the network's from an accumulator already up to date (what a node pays
+// besides the update, see nnue's BenchmarkApplyQuiet).
 func BenchmarkEvaluate(b *testing.B) {
 	pos, err := chess.ParseFEN("r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP3PPP/R2QKB1R w KQ - 0 8")
 	if err != nil {
 		b.Fatal(err)
 	}
-	for b.Loop() {
-		evaluate(pos)
-	}
+	b.Run("classical", func(b *testing.B) {
+		for b.Loop() {
+			evaluate(pos)
+		}
+	})
+	b.Run("network", func(b *testing.B) {
+		s := newSearcher(newTranspositionTable(1), nnue.Default())
+		s.setRoot(pos)
+		s.staticEval(0)
+		for b.Loop() {
+			s.staticEval(0)
+		}
+	})
 }
 
 func BenchmarkSearchStartpos(b *testing.B) {

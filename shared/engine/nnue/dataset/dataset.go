@@ -333,3 +333,38 @@ func ReadAll(r io.Reader) ([]byte, error) {
 		out = append(out, rd.buf[:]...)
 	}
 }
+
+// Position returns the record's position: its board and side to move,
+// without castling rights or en passant (the record does not keep them),
+// clocks zero. It fails for a board the rules refuse (a side to move that
+// gives check, say), which a record from a game never has.
+func (r *Record) Position() (*chess.Position, error) {
+	b := make([]byte, 0, 90)
+	for rank := 7; rank >= 0; rank-- {
+		empty := 0
+		for file := range 8 {
+			pc := r.Board[rank*8+file]
+			if pc == chess.NoPiece {
+				empty++
+				continue
+			}
+			if empty > 0 {
+				b = append(b, byte('0'+empty))
+				empty = 0
+			}
+			b = append(b, pc.Letter())
+		}
+		if empty > 0 {
+			b = append(b, byte('0'+empty))
+		}
+		if rank > 0 {
+			b = append(b, '/')
+		}
+	}
+	if r.Turn == chess.White {
+		b = append(b, " w - - 0 1"...)
+	} else {
+		b = append(b, " b - - 0 1"...)
+	}
+	return chess.ParseFEN(string(b))
+}

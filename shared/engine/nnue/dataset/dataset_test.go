@@ -58,6 +58,13 @@ func TestRecordRoundTrip(t *testing.T) {
 		if got != r {
 			t.Fatalf("record %d: round trip = %+v; want %+v", i, got, r)
 		}
+		pos, err := got.Position()
+		if err != nil {
+			t.Fatalf("record %d: Position: %v", i, err)
+		}
+		if back := FromPosition(pos); back.Board != r.Board || back.Turn != r.Turn {
+			t.Fatalf("record %d: Position() = %s: another board", i, pos.FEN())
+		}
 	}
 }
 

@@ -38,6 +38,7 @@ import (
 	"math/rand/v2"
 
 	"chessapi/shared/engine/nnue"
+	"chessapi/shared/engine/nnue/dataset"
 )
 
 // Model is the float network.
@@ -146,4 +147,39 @@ func (m *Model) Export(scale int) (*nnue.Weights, error) {
 		w.OutBias[i] = int32(math.Round(float64(b) * nnue.QA * nnue.QB))
 	}
 	return w, nil
+}
+
+// QuantisationError compares the model with its quantised export net over
+// at most n encoded records and returns the mean and the largest absolute
+// difference in centipawns.
+func (m *Model) QuantisationError(records []byte, net *nnue.Network, scale float64, n int) (mean, worst float64, err error) {
+	count := min(n, len(records)/dataset.RecordSize)
+	var acc nnue.Accumulator
+	var sum float64
+	for i := range count {
+		var r dataset.Record
+		if err := r.UnmarshalBinary(records[i*dataset.RecordSize : (i+1)*dataset.RecordSize]); err != nil {
+			return 0, 0, err
+		}
+		pos, err := r.Position()
+		if err != nil {
+			return 0, 0, fmt.Errorf("train: record %d: %w", i, err)
+		}
+		var own, their []uint16
+		for occ := pos.Occupied(); occ != 0; {
+			sq := occ.PopFirst()
+			pc := pos.PieceAt(sq)
+			own = append(own, uint16(nnue.FeatureIndex(pos.Turn(), pc, sq)))
+			their = append(their, uint16(nnue.FeatureIndex(pos.Turn().Other(), pc, sq)))
+		}
+		want := m.Evaluate(own, their, len(own), scale)
+		net.Refresh(&acc, pos)
+		d := math.Abs(float64(net.Evaluate(&acc, pos.Turn(), len(own))) - want)
+		sum += d
+		worst = max(worst, d)
+	}
+	if count == 0 {
+		return 0, 0, nil
+	}
+	return sum / float64(count), worst, nil
 }
