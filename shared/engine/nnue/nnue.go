@@ -63,7 +63,7 @@ import (
 const (
 	// Hidden is the accumulator size per perspective; chosen by measuring
 	// speed against strength (docs/engine.md).
-	Hidden = 256
+	Hidden = 128
 	// Inputs is the number of input features per perspective.
 	Inputs = 768
 	// MaxBuckets bounds the output buckets.
