@@ -195,15 +195,17 @@ func run(args []string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "train: %d files, %d training and %d validation positions; hidden %d, buckets %d, batch %d, lr %g (×%g every %d), lambda %g, scale %.0f, mirror %v, seed %d, threads %d\n",
 		len(files), t.Positions(), len(valSet)/dataset.RecordSize, c.Hidden, c.Buckets, c.BatchSize, c.LR, c.LRDrop, c.LRStep, c.Lambda, c.Scale, c.Mirror, c.Seed, c.Threads)
 	if t.Epoch == 0 {
-		fmt.Fprintf(stdout, "epoch 0: validation loss %.6f (the search score itself: %.6f)\n", t.Loss(valSet), t.ScoreLoss(valSet))
+		v, r := t.Losses(valSet)
+		sv, sr := t.ScoreLosses(valSet)
+		fmt.Fprintf(stdout, "epoch 0: validation loss %.6f (against the results alone %.6f); the stored search score would score %.6f (%.6f)\n", v, r, sv, sr)
 	}
 	for t.Epoch < o.epochs {
 		start := time.Now()
 		lr := t.LearningRate()
 		trainLoss := t.RunEpoch()
-		valLoss := t.Loss(valSet)
-		fmt.Fprintf(stdout, "epoch %d: train loss %.6f, validation loss %.6f, lr %.2g, %s\n",
-			t.Epoch, trainLoss, valLoss, lr, time.Since(start).Round(time.Second))
+		valLoss, resultLoss := t.Losses(valSet)
+		fmt.Fprintf(stdout, "epoch %d: train loss %.6f, validation loss %.6f (against the results alone %.6f), lr %.2g, %s\n",
+			t.Epoch, trainLoss, valLoss, resultLoss, lr, time.Since(start).Round(time.Second))
 		if err := save(o.out, t, valSet, stdout); err != nil {
 			return err
 		}

@@ -298,43 +298,57 @@ func decodeSample(b []byte, s *sample, buckets int, scale, lambda float64, mirro
 // Loss returns the mean loss of the model over encoded records (the
 // validation loss), computed on the configured threads.
 func (t *Trainer) Loss(records []byte) float64 {
+	target, _ := t.Losses(records)
+	return target
+}
+
+// Losses returns the mean loss against the training target and against
+// the game results alone, (sigmoid(o) − result)²: the second compares
+// models trained with different λ.
+func (t *Trainer) Losses(records []byte) (target, result float64) {
 	n := len(records) / dataset.RecordSize
 	if n == 0 {
-		return math.NaN()
+		return math.NaN(), math.NaN()
 	}
-	var losses [chunks]float64
+	var losses, results [chunks]float64
 	size := (n + chunks - 1) / chunks
 	t.parallel(chunks, func(c int) {
 		var s sample
 		scratch := t.scratch[c]
 		h := t.Model.Hidden
 		for i := c * size; i < min((c+1)*size, n); i++ {
-			decodeSample(records[i*dataset.RecordSize:(i+1)*dataset.RecordSize], &s, t.Config.Buckets, t.Config.Scale, t.Config.Lambda, false)
-			d := float64(sigmoid(t.Model.forward(&s, scratch[:2*h], scratch[2*h:4*h])) - s.target)
+			b := records[i*dataset.RecordSize : (i+1)*dataset.RecordSize]
+			decodeSample(b, &s, t.Config.Buckets, t.Config.Scale, t.Config.Lambda, false)
+			p := float64(sigmoid(t.Model.forward(&s, scratch[:2*h], scratch[2*h:4*h])))
+			d := p - float64(s.target)
 			losses[c] += d * d
+			r := p - float64(b[26])/2
+			results[c] += r * r
 		}
 	})
-	var sum float64
-	for _, l := range losses {
-		sum += l
+	for c := range chunks {
+		target += losses[c]
+		result += results[c]
 	}
-	return sum / float64(n)
+	return target / float64(n), result / float64(n)
 }
 
-// ScoreLoss returns the loss of predicting sigmoid(score / Scale), the
-// search score itself, for the records: the mark a network should beat.
-func (t *Trainer) ScoreLoss(records []byte) float64 {
+// ScoreLosses returns the losses Losses reports for a predictor that
+// knows the stored search score, sigmoid(score / Scale): for scale (a
+// static evaluation sees less than the search did).
+func (t *Trainer) ScoreLosses(records []byte) (target, result float64) {
 	n := len(records) / dataset.RecordSize
-	var sum float64
 	var s sample
 	for i := range n {
 		b := records[i*dataset.RecordSize : (i+1)*dataset.RecordSize]
 		decodeSample(b, &s, t.Config.Buckets, t.Config.Scale, t.Config.Lambda, false)
 		score := float64(int16(binary.LittleEndian.Uint16(b[24:])))
-		d := 1/(1+math.Exp(-score/t.Config.Scale)) - float64(s.target)
-		sum += d * d
+		p := 1 / (1 + math.Exp(-score/t.Config.Scale))
+		d, r := p-float64(s.target), p-float64(b[26])/2
+		target += d * d
+		result += r * r
 	}
-	return sum / float64(n)
+	return target / float64(n), result / float64(n)
 }
 
 // FitScale returns the scale K (centipawns) at which sigmoid(score / K)
