@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,6 +40,7 @@ func main() {
 
 type options struct {
 	data       string
+	valData    string
 	out        string
 	resume     string
 	val        float64
@@ -52,6 +54,7 @@ func parseFlags(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	fs.StringVar(&o.data, "data", "", "data directories or files, comma-separated (required)")
+	fs.StringVar(&o.valData, "valdata", "", "validate on the tails of these files instead (comma-separated; -data files not named here are trained on whole)")
 	fs.StringVar(&o.out, "out", "", "directory for checkpoints and exported networks (required)")
 	fs.StringVar(&o.resume, "resume", "", "checkpoint to continue (its settings win over the flags below)")
 	fs.Float64Var(&o.val, "val", 0.02, "share of each file held out for validation")
@@ -115,30 +118,52 @@ func dataFiles(list string) ([]string, error) {
 	return out, nil
 }
 
-// load reads every file and splits it into training and validation records.
-func load(files []string, val float64, limit int) (trainSet, valSet []byte, err error) {
+// load reads every file and splits it into training and validation
+// records: the last val share of each file is held out, or, with
+// valFiles, of each of those files (a -data file among them is trained on
+// without its tail, the others whole).
+func load(files, valFiles []string, val float64, limit int) (trainSet, valSet []byte, err error) {
 	perFile := 0
 	if limit > 0 {
 		perFile = (limit + len(files) - 1) / len(files)
 	}
-	for _, f := range files {
+	heldOut := func(f string) bool { return len(valFiles) == 0 || slices.Contains(valFiles, f) }
+	read := func(f string) ([]byte, int, error) {
 		fh, err := os.Open(f)
+		if err != nil {
+			return nil, 0, err
+		}
+		defer fh.Close()
+		recs, err := dataset.ReadAll(fh)
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s: %w", f, err)
+		}
+		return recs, len(recs) / dataset.RecordSize, nil
+	}
+	for _, f := range files {
+		recs, n, err := read(f)
 		if err != nil {
 			return nil, nil, err
 		}
-		recs, err := dataset.ReadAll(fh)
-		fh.Close()
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", f, err)
+		nTrain := n
+		if heldOut(f) {
+			nTrain = n - int(float64(n)*val)
 		}
-		n := len(recs) / dataset.RecordSize
-		nVal := int(float64(n) * val)
-		nTrain := n - nVal
 		if perFile > 0 {
 			nTrain = min(nTrain, perFile)
 		}
 		trainSet = append(trainSet, recs[:nTrain*dataset.RecordSize]...)
-		valSet = append(valSet, recs[(n-nVal)*dataset.RecordSize:]...)
+	}
+	sources := files
+	if len(valFiles) > 0 {
+		sources = valFiles
+	}
+	for _, f := range sources {
+		recs, n, err := read(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		valSet = append(valSet, recs[(n-int(float64(n)*val))*dataset.RecordSize:]...)
 	}
 	return trainSet, valSet, nil
 }
@@ -163,7 +188,13 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	trainSet, valSet, err := load(files, o.val, o.limit)
+	var valFiles []string
+	if o.valData != "" {
+		if valFiles, err = dataFiles(o.valData); err != nil {
+			return err
+		}
+	}
+	trainSet, valSet, err := load(files, valFiles, o.val, o.limit)
 	if err != nil {
 		return err
 	}
