@@ -75,8 +75,9 @@ type Event struct {
 	Name     string // slash path below the events directory: "move/join.json"
 	Function string // logical ID of the function it is for
 	// Functions are all the functions running the same binary that may
-	// receive it (Function first): the move binary serves MoveFunction
-	// and PollFunction, the ai binary AiFunction and AiSeatFunction.
+	// receive it (Function first): the move binary serves MoveFunction,
+	// ViewFunction and PollFunction, the ai binary AiFunction and
+	// AiSeatFunction.
 	Functions []string
 	Kind      EventKind
 	Raw       []byte
@@ -91,7 +92,7 @@ type Event struct {
 // functions its files are sent to (`sam local invoke <function> -e
 // events/<dir>/<file>`), the binary's main function first.
 var EventDirs = map[string][]string{
-	"move":    {"MoveFunction", "PollFunction"},
+	"move":    {"MoveFunction", "ViewFunction", "PollFunction"},
 	"timeout": {"TimeoutFunction"},
 	"ai":      {"AiFunction", "AiSeatFunction"},
 	"stream":  {"StreamFunction"},

@@ -171,8 +171,8 @@ func checkHTTPEvent(t *testing.T, ev Event, routes map[string]Route) {
 		}
 	}
 	if v, ok := req.QueryStringParameters["afterVersion"]; ok {
-		if n, err := strconv.ParseInt(v, 10, 64); err != nil || n < 0 || (req.RouteKey != "GET /v1/games/{id}" && req.RouteKey != "GET /v1/games/{id}/events") {
-			t.Errorf("afterVersion=%q on %s; want a version number on GET /v1/games/{id} or its /events", v, req.RouteKey)
+		if n, err := strconv.ParseInt(v, 10, 64); err != nil || n < 0 || (req.RouteKey != "GET /v1/games/{id}" && req.RouteKey != "GET /v1/games/{id}/events" && req.RouteKey != "GET /v1/games/{id}/poll") {
+			t.Errorf("afterVersion=%q on %s; want a version number on GET /v1/games/{id}, its /events or its /poll", v, req.RouteKey)
 		}
 	}
 

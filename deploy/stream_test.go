@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"chessapi/shared/api"
-	"chessapi/shared/game"
+	"chessapi/shared/game/storedgame"
 	"chessapi/shared/store/dynamostore"
 )
 
@@ -104,7 +104,7 @@ func TestTemplateChangeStreamFeedsFanout(t *testing.T) {
 	if spec["StreamViewType"] != "NEW_AND_OLD_IMAGES" {
 		t.Errorf("GamesTable stream = %v; want NEW_AND_OLD_IMAGES (the fan-out compares the version with the one it replaced)", spec)
 	}
-	evs, _ := mapAt(tmpl.Properties("FanoutFunction"), "Events")
+	evs, _ := mapAt(deployedWith(t, tmpl, nil).props("FanoutFunction"), "Events")
 	var found bool
 	for name, e := range evs {
 		ev, _ := e.(map[string]any)
@@ -271,7 +271,7 @@ func checkStreamRecords(t *testing.T, ev Event) {
 		if err != nil {
 			t.Fatalf("record %d NewImage: %v", i, err)
 		}
-		st, err := game.Decode(next.State)
+		st, err := storedgame.Decode(next.State)
 		if err != nil || next.GameID != SampleGameID || st.GameID != SampleGameID || st.Version != next.Version {
 			t.Errorf("record %d: game %q version %d, state %v (%v); want the sample game", i, next.GameID, next.Version, st, err)
 		}

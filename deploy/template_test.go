@@ -22,8 +22,9 @@ const repoRoot = ".."
 var specRoutes = map[string]string{
 	"POST /v1/games":               "MoveFunction",
 	"POST /v1/games/{id}/join":     "MoveFunction",
-	"GET /v1/games/{id}":           "PollFunction", // the long poll: its own concurrency (SPEC §11)
-	"GET /v1/games/{id}/events":    "PollFunction",
+	"GET /v1/games/{id}":           "ViewFunction", // views: their own concurrency, apart from the long poll's
+	"GET /v1/games/{id}/events":    "ViewFunction",
+	"GET /v1/games/{id}/poll":      "PollFunction", // the long poll: its own concurrency (SPEC §11)
 	"POST /v1/games/{id}/actions":  "MoveFunction",
 	"GET /v1/games/{id}/pgn":       "MoveFunction",
 	"POST /v1/games/{id}/presence": "MoveFunction",
@@ -74,15 +75,17 @@ var specFunctions = []struct {
 	env       []string
 }{
 	{"AiFunction", "./functions/ai",
-		[]string{"AI_API_KEYS", "DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "SCHEDULER_ROLE_ARN", "SCHEDULE_GROUP", "TIMEOUT_FUNCTION_ARN"}},
+		[]string{"AI_API_KEYS", "DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL"}},
 	{"AiSeatFunction", "./functions/ai",
-		[]string{"GAMES_TABLE", "LOG_LEVEL", "SCHEDULER_ROLE_ARN", "SCHEDULE_GROUP", "TIMEOUT_FUNCTION_ARN"}},
+		[]string{"GAMES_TABLE", "LOG_LEVEL"}},
 	{"FanoutFunction", "./functions/fanout",
 		[]string{"AI_FUNCTION_NAME", "DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "SCHEDULER_ROLE_ARN", "SCHEDULE_DLQ_ARN", "SCHEDULE_GROUP", "STREAM_ENDPOINT", "TIMEOUT_FUNCTION_ARN"}},
 	{"MoveFunction", "./functions/move",
-		[]string{"AI_FUNCTION_NAME", "DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "SCHEDULER_ROLE_ARN", "SCHEDULE_GROUP", "TIMEOUT_FUNCTION_ARN"}},
+		[]string{"DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL"}},
 	{"PollFunction", "./functions/move",
-		[]string{"AI_FUNCTION_NAME", "DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "SCHEDULER_ROLE_ARN", "SCHEDULE_GROUP", "TIMEOUT_FUNCTION_ARN"}},
+		[]string{"DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL"}},
+	{"ViewFunction", "./functions/move",
+		[]string{"DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL"}},
 	{"StreamFunction", "./functions/stream",
 		[]string{"DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "STREAM_ENDPOINT"}},
 	{"TimeoutFunction", "./functions/timeout",

@@ -4,7 +4,8 @@
 //	apikeys [-table NAME] [-endpoint URL] <command>     keys in DynamoDB's data table
 //	apikeys -data FILE <command>                         keys in the local server's file
 //
-//	create -name NAME [-rate N] [-daily N]   make a key; its text is printed once, on stdout
+//	create -name NAME [-rate N] [-daily N] [-inflight N]
+//	                                         make a key; its text is printed once, on stdout
 //	list [-json]                             every key: id, name, limits, created, revoked
 //	revoke ID                                revoke a key; its next request is refused
 //
@@ -67,7 +68,8 @@ func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(f
 const usage = `usage: apikeys [-table NAME] [-endpoint URL] | [-data FILE]  <command>
 
 commands:
-  create -name NAME [-rate N] [-daily N]   make a key; its text is printed once, on stdout
+  create -name NAME [-rate N] [-daily N] [-inflight N]
+                                           make a key; its text is printed once, on stdout
   list [-json]                             every key: id, name, limits, created, revoked
   revoke ID                                revoke a key; its next request is refused
 
@@ -192,20 +194,21 @@ func (c cli) create(ctx context.Context, store apikey.Store, args []string) erro
 	name := fs.String("name", "", "who holds the key (shown by list)")
 	rate := fs.Int64("rate", apikey.DefaultLimits.PerSecond, "requests per second")
 	daily := fs.Int64("daily", apikey.DefaultLimits.PerDay, "requests per UTC day")
+	inFlight := fs.Int64("inflight", apikey.DefaultLimits.InFlight, "requests being answered at once")
 	if err := fs.Parse(args); err != nil {
 		return usagef("create: %v", err)
 	}
 	if fs.NArg() > 0 {
 		return usagef("create: unexpected argument %q", fs.Arg(0))
 	}
-	limits := apikey.Limits{PerSecond: *rate, PerDay: *daily}
+	limits := apikey.Limits{PerSecond: *rate, PerDay: *daily, InFlight: *inFlight}
 	if err := apikey.ValidateName(*name); err != nil {
 		return usagef("create: -name %s", strings.TrimPrefix(err.Error(), "apikey: name "))
 	}
 	if err := limits.Validate(); err != nil {
 		var fe *apikey.FieldError
 		if errors.As(err, &fe) {
-			flagName := map[string]string{"perSecond": "-rate", "perDay": "-daily"}[fe.Field]
+			flagName := map[string]string{"perSecond": "-rate", "perDay": "-daily", "inFlight": "-inflight"}[fe.Field]
 			return usagef("create: %s %s", flagName, fe.Problem)
 		}
 		return usagef("create: %v", err)
@@ -221,9 +224,9 @@ func (c cli) create(ctx context.Context, store apikey.Store, args []string) erro
 		return fmt.Errorf("create: %w", err)
 	}
 	fmt.Fprintln(c.stdout, key.String())
-	fmt.Fprintf(c.stderr, "created key %s for %q: %d requests a second, %d a UTC day.\n"+
+	fmt.Fprintf(c.stderr, "created key %s for %q: %d requests a second, %d a UTC day, %d at once.\n"+
 		"The key above is shown only now; the service keeps only its hash. Hand it to its holder over a safe channel.\n",
-		rec.ID, rec.Name, rec.Limits.PerSecond, rec.Limits.PerDay)
+		rec.ID, rec.Name, rec.Limits.PerSecond, rec.Limits.PerDay, rec.Limits.MaxInFlightRequests())
 	return nil
 }
 
@@ -233,6 +236,7 @@ type keyJSON struct {
 	Name      string     `json:"name"`
 	PerSecond int64      `json:"perSecond"`
 	PerDay    int64      `json:"perDay"`
+	InFlight  int64      `json:"inFlight"`
 	CreatedAt time.Time  `json:"createdAt"`
 	RevokedAt *time.Time `json:"revokedAt"`
 }
@@ -259,7 +263,7 @@ func (c cli) list(ctx context.Context, store apikey.Store, args []string) error 
 	if *asJSON {
 		out := make([]keyJSON, 0, len(recs))
 		for _, r := range recs {
-			k := keyJSON{ID: r.ID, Name: r.Name, PerSecond: r.Limits.PerSecond, PerDay: r.Limits.PerDay, CreatedAt: r.CreatedAt}
+			k := keyJSON{ID: r.ID, Name: r.Name, PerSecond: r.Limits.PerSecond, PerDay: r.Limits.PerDay, InFlight: r.Limits.MaxInFlightRequests(), CreatedAt: r.CreatedAt}
 			if r.Revoked() {
 				at := r.RevokedAt
 				k.RevokedAt = &at
@@ -271,13 +275,13 @@ func (c cli) list(ctx context.Context, store apikey.Store, args []string) error 
 		return enc.Encode(out)
 	}
 	w := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "ID\tNAME\tPER SECOND\tPER DAY\tCREATED (UTC)\tREVOKED (UTC)")
+	fmt.Fprintln(w, "ID\tNAME\tPER SECOND\tPER DAY\tAT ONCE\tCREATED (UTC)\tREVOKED (UTC)")
 	for _, r := range recs {
 		revoked := "-"
 		if r.Revoked() {
 			revoked = r.RevokedAt.Format(time.RFC3339)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%s\n", r.ID, r.Name, r.Limits.PerSecond, r.Limits.PerDay, r.CreatedAt.Format(time.RFC3339), revoked)
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", r.ID, r.Name, r.Limits.PerSecond, r.Limits.PerDay, r.Limits.MaxInFlightRequests(), r.CreatedAt.Format(time.RFC3339), revoked)
 	}
 	return w.Flush()
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"chessapi/infra/emulator"
+	"chessapi/infra/emulator/emulatortest"
 	"chessapi/shared/apikey"
 	"chessapi/shared/store/boltstore"
 )
@@ -51,7 +52,7 @@ func lifecycle(t *testing.T, env map[string]string, store ...string) (kept, revo
 		}
 		return k
 	}
-	kept = create("Partner One", "-rate", "3", "-daily", "500")
+	kept = create("Partner One", "-rate", "3", "-daily", "500", "-inflight", "4")
 	revoked = create("파트너 둘")
 
 	code, out, errOut := runCLI(t, env, cmd("revoke", revoked.ID)...)
@@ -73,8 +74,8 @@ func lifecycle(t *testing.T, env map[string]string, store ...string) (kept, revo
 		t.Fatalf("list printed %q; want a header and two keys", out)
 	}
 	for _, want := range [][]string{
-		{kept.ID, "Partner One", " 3 ", " 500 ", "2026-11-29T09:15:00Z", " -"},
-		{revoked.ID, "파트너 둘", " 5 ", " 10000 ", "2026-11-29T09:15:00Z  2026-11-29T09:15:00Z"},
+		{kept.ID, "Partner One", " 3 ", " 500 ", " 4 ", "2026-11-29T09:15:00Z", " -"},
+		{revoked.ID, "파트너 둘", " 5 ", " 10000 ", " 2 ", "2026-11-29T09:15:00Z  2026-11-29T09:15:00Z"},
 	} {
 		line := ""
 		for _, l := range lines[1:] {
@@ -101,7 +102,8 @@ func lifecycle(t *testing.T, env map[string]string, store ...string) (kept, revo
 	}
 	for _, k := range listed {
 		wantRevoked := k.ID == revoked.ID
-		if (k.RevokedAt != nil) != wantRevoked || !k.CreatedAt.Equal(created) {
+		wantInFlight := map[bool]int64{true: 2, false: 4}[wantRevoked]
+		if (k.RevokedAt != nil) != wantRevoked || !k.CreatedAt.Equal(created) || k.InFlight != wantInFlight {
 			t.Errorf("list -json entry %+v", k)
 		}
 	}
@@ -124,10 +126,10 @@ func TestEmbeddedStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if id, err := checker.Check(context.Background(), kept.String()); err != nil || id != kept.ID {
-		t.Errorf("the created key: %q, %v; want accepted", id, err)
+	if a, err := checker.Admit(context.Background(), kept.String()); err != nil || a.KeyID != kept.ID {
+		t.Errorf("the created key: %q, %v; want accepted", a.KeyID, err)
 	}
-	if _, err := checker.Check(context.Background(), revoked.String()); !errors.Is(err, apikey.ErrRevoked) {
+	if _, err := checker.Admit(context.Background(), revoked.String()); !errors.Is(err, apikey.ErrRevoked) {
 		t.Errorf("the revoked key: %v; want ErrRevoked", err)
 	}
 	raw, err := os.ReadFile(path)
@@ -160,14 +162,14 @@ func TestDynamoDB(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs moto; skipped with -short")
 	}
-	endpoint := emulator.Start(t, emulator.Moto)
+	endpoint := emulatortest.Start(t, emulator.Moto)
 	t.Setenv("AWS_ACCESS_KEY_ID", "test")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
 	t.Setenv("AWS_REGION", emulator.Region)
-	table := emulator.NewDataTable(t, endpoint)
+	table := emulatortest.NewDataTable(t, endpoint)
 	lifecycle(t, nil, "-endpoint", endpoint, "-table", table)
 
-	other := emulator.NewDataTable(t, endpoint)
+	other := emulatortest.NewDataTable(t, endpoint)
 	kept, _ := lifecycle(t, map[string]string{"DATA_TABLE": other}, "-endpoint", endpoint)
 	code, out, _ := runCLI(t, nil, "-endpoint", endpoint, "-table", table, "list")
 	if code != exitOK || strings.Contains(out, kept.ID) {
@@ -199,6 +201,7 @@ func TestUsageErrors(t *testing.T) {
 		{"create with a control character", nil, []string{"-data", path, "create", "-name", "a\tb"}, "-name contains"},
 		{"rate zero", nil, []string{"-data", path, "create", "-name", "p", "-rate", "0"}, "-rate = 0 is not between 1 and 1000"},
 		{"daily too large", nil, []string{"-data", path, "create", "-name", "p", "-daily", "2000000000"}, "-daily = 2000000000"},
+		{"inflight too large", nil, []string{"-data", path, "create", "-name", "p", "-inflight", "21"}, "-inflight = 21 is not between 1 and 20"},
 		{"rate not a number", nil, []string{"-data", path, "create", "-name", "p", "-rate", "many"}, "-rate"},
 		{"create with an argument", nil, []string{"-data", path, "create", "-name", "p", "extra"}, `"extra"`},
 		{"list with an argument", nil, []string{"-data", path, "list", "all"}, `"all"`},

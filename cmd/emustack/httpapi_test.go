@@ -18,8 +18,9 @@ func TestRouteTableMatchesTemplateRoutes(t *testing.T) {
 		method, path, pattern, function string
 		params                          map[string]string
 	}{
-		{"GET", "/v1/games/abc", "GET /v1/games/{id}", "PollFunction", map[string]string{"id": "abc"}},
-		{"GET", "/v1/games/abc/events", "GET /v1/games/{id}/events", "PollFunction", map[string]string{"id": "abc"}},
+		{"GET", "/v1/games/abc", "GET /v1/games/{id}", "ViewFunction", map[string]string{"id": "abc"}},
+		{"GET", "/v1/games/abc/events", "GET /v1/games/{id}/events", "ViewFunction", map[string]string{"id": "abc"}},
+		{"GET", "/v1/games/abc/poll", "GET /v1/games/{id}/poll", "PollFunction", map[string]string{"id": "abc"}},
 		{"POST", "/v1/games/abc/actions", "POST /v1/games/{id}/actions", "MoveFunction", map[string]string{"id": "abc"}},
 		{"POST", "/v1/games", "POST /v1/games", "MoveFunction", nil},
 		{"POST", "/v1/ai/move", "POST /v1/ai/move", "AiFunction", nil},

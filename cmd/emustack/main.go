@@ -193,7 +193,7 @@ func parseInstances(s string) (map[string]int, error) {
 
 func instanceDefaults() string {
 	var parts []string
-	for _, id := range []string{"MoveFunction", "PollFunction", "TimeoutFunction", "AiFunction", "AiSeatFunction", "StreamFunction", "FanoutFunction"} {
+	for _, id := range []string{"MoveFunction", "ViewFunction", "PollFunction", "TimeoutFunction", "AiFunction", "AiSeatFunction", "StreamFunction", "FanoutFunction"} {
 		parts = append(parts, fmt.Sprintf("%s=%d", id, defaultInstances[id]))
 	}
 	return strings.Join(parts, ",")

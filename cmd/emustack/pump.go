@@ -154,8 +154,9 @@ func (p *streamPump) cycle(ctx context.Context) int {
 
 // measure counts what the write behind a record cost: the game item's
 // size and the write request units of its put (the larger of the item
-// before and after, per started KB), and what one strongly consistent read
-// of the new item costs. The GSIs' writes are not included.
+// before and after, per started KB), what one strongly consistent read of
+// the new item costs, and the write units of the global secondary indexes
+// the write changed (indexWriteUnits).
 func (p *streamPump) measure(r events.DynamoDBEventRecord) {
 	newSize, oldSize := itemSize(r.Change.NewImage), itemSize(r.Change.OldImage)
 	if r.EventName == "REMOVE" {
@@ -165,6 +166,7 @@ func (p *streamPump) measure(r events.DynamoDBEventRecord) {
 	p.counts.maxEvent("dynamodb:GamesItemBytesMax", int64(newSize))
 	p.counts.event("dynamodb:GamesPutWriteUnits", int64(writeUnits(oldSize, newSize)))
 	p.counts.event("dynamodb:GamesGetReadUnits", int64(readUnits(newSize)))
+	p.counts.event("dynamodb:GamesIndexWriteUnits", int64(indexWriteUnits(r.Change.OldImage, r.Change.NewImage)))
 }
 
 // deliver invokes the fan-out with a batch and returns how many records

@@ -21,11 +21,12 @@ const (
 )
 
 // functionPackages is the Makefile's build-<LogicalId> recipes: which main
-// package each function of template.yaml runs (the poll function runs the
-// move binary, the AI seats the ai binary). TestFunctionPackagesMatchMakefile
+// package each function of template.yaml runs (the view and poll
+// functions run the move binary, the AI seats the ai binary). TestFunctionPackagesMatchMakefile
 // holds the two together.
 var functionPackages = map[string]string{
 	"MoveFunction":    "./functions/move",
+	"ViewFunction":    "./functions/move",
 	"PollFunction":    "./functions/move",
 	"TimeoutFunction": "./functions/timeout",
 	"AiFunction":      "./functions/ai",

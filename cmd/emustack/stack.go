@@ -9,20 +9,19 @@ import (
 	"maps"
 	"net"
 	"net/http"
-	"os"
+	"net/http/httputil"
+	"net/url"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
 
+	"chessapi/deploy"
 	"chessapi/infra/emulator"
 	"chessapi/infra/rie"
-	"chessapi/shared/store/dynamostore"
 )
 
 // config is one emulated stack.
@@ -53,6 +52,10 @@ type config struct {
 	// print (nil: dropped). Log receives emustack's own messages.
 	FunctionLogs io.Writer
 	Log          io.Writer
+	// Bootstraps builds (or has built) the functions' binaries; nil: the
+	// stack builds its own and removes them on Close. Tests hand it the
+	// one their process shares.
+	Bootstraps *rie.Bootstraps
 }
 
 // defaultInstances caps the instances of a function -instances does not
@@ -60,6 +63,7 @@ type config struct {
 // cap costs nothing until a run needs it.
 var defaultInstances = map[string]int{
 	"MoveFunction":    4,
+	"ViewFunction":    4,
 	"PollFunction":    16, // each long poll holds one for up to 20 s
 	"TimeoutFunction": 2,
 	"AiFunction":      2,
@@ -72,7 +76,6 @@ var defaultInstances = map[string]int{
 type stack struct {
 	cfg    config
 	spec   *stackSpec
-	tb     *setupTB
 	counts *counters
 
 	// URL is the HTTP front (http://127.0.0.1:port): the HTTP API's
@@ -87,9 +90,13 @@ type stack struct {
 	ws        *wsAPI
 	front     *http.Server
 	awsServer *http.Server
+	guard     *http.Server // the data table's IAM guard (iam.go)
 	cancel    context.CancelFunc
 	done      chan struct{} // the background loops have stopped
-	buildDir  string
+
+	moto          *emulator.Server
+	calls         *emulator.CallCounter
+	ownBootstraps bool // cfg.Bootstraps was made here: Close removes them
 }
 
 // startStack builds the functions, starts moto and everything around it,
@@ -107,7 +114,10 @@ func startStack(ctx context.Context, cfg config) (st *stack, err error) {
 			return nil, fmt.Errorf("-instances: %q is not a function of %s (they are %s)", id, cfg.Template, strings.Join(slices.Sorted(maps.Keys(spec.Functions)), ", "))
 		}
 	}
-	st = &stack{cfg: cfg, spec: spec, tb: newSetupTB(cfg.Log), pools: map[string]*pool{}, done: make(chan struct{})}
+	st = &stack{cfg: cfg, spec: spec, pools: map[string]*pool{}, done: make(chan struct{})}
+	if st.cfg.Bootstraps == nil {
+		st.cfg.Bootstraps, st.ownBootstraps = rie.NewBootstraps(cfg.Root, ""), true
+	}
 	defer func() {
 		if err != nil {
 			st.Close()
@@ -130,29 +140,54 @@ func startStack(ctx context.Context, cfg config) (st *stack, err error) {
 	if st.group, err = substitute(spec.GroupName, cfg.StackName); err != nil || st.group == "" {
 		return st, fmt.Errorf("template: the DeadlineScheduleGroup's Name: %v", err)
 	}
-	var moto string
-	var calls *emulator.CallCounter
-	var changes *emulator.ChangeStream
-	err = runSetup(func() {
-		moto = emulator.StartMoto(st.tb)
-		if err := emulator.CreateGamesTable(ctx, moto, st.gamesTable); err != nil {
-			st.tb.Fatalf("%v", err)
-		}
-		changes = emulator.EnableChangeStream(st.tb, moto, st.gamesTable)
-		calls = emulator.CountCalls(st.tb, moto)
-	})
+	if st.moto, err = emulator.Start(ctx, emulator.Moto); err != nil {
+		return st, err
+	}
+	moto := st.moto.URL
+	if err := emulator.CreateGamesTable(ctx, moto, st.gamesTable); err != nil {
+		return st, err
+	}
+	changes, err := emulator.EnableChangeStream(ctx, moto, st.gamesTable)
 	if err != nil {
 		return st, err
 	}
-	awsCfg := emulator.Config(moto)
-	if err := dynamostore.CreateDataTable(ctx, dynamodb.NewFromConfig(awsCfg), st.dataTable); err != nil {
+	if st.calls, err = emulator.CountCalls(moto); err != nil {
 		return st, err
 	}
+	calls := st.calls
+	if err := emulator.CreateDataTable(ctx, moto, st.dataTable); err != nil {
+		return st, err
+	}
+	awsCfg := emulator.Config(moto)
 	sched := scheduler.NewFromConfig(awsCfg)
 	if _, err := sched.CreateScheduleGroup(ctx, &scheduler.CreateScheduleGroupInput{Name: aws.String(st.group)}); err != nil {
 		return st, fmt.Errorf("CreateScheduleGroup %s: %w", st.group, err)
 	}
 	st.counts = newCounters(calls.Take)
+	// The functions reach moto through the data table's IAM guard, then
+	// the counting proxy.
+	tmpl, err := deploy.LoadTemplate(cfg.Template)
+	if err != nil {
+		return st, err
+	}
+	counted, err := url.Parse(calls.URL)
+	if err != nil {
+		return st, err
+	}
+	guardLog := cfg.Log
+	if guardLog == nil {
+		guardLog = io.Discard
+	}
+	guardLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return st, err
+	}
+	st.guard = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: &dataTableGuard{
+		next: httputil.NewSingleHostReverseProxy(counted), table: st.dataTable,
+		grants: dataTableGrants(tmpl), counts: st.counts, log: guardLog,
+	}}
+	go st.guard.Serve(guardLn)
+	guardURL := "http://" + guardLn.Addr().String()
 
 	// The listeners first: the functions' environment names them.
 	frontLn, err := net.Listen("tcp", cfg.Addr)
@@ -169,7 +204,7 @@ func startStack(ctx context.Context, cfg config) (st *stack, err error) {
 
 	for _, id := range slices.Sorted(maps.Keys(spec.Functions)) {
 		fn := spec.Functions[id]
-		env, err := st.environment(fn, calls.URL, awsURL)
+		env, err := st.environment(fn, guardURL, awsURL)
 		if err != nil {
 			frontLn.Close()
 			awsLn.Close()
@@ -229,25 +264,15 @@ func startStack(ctx context.Context, cfg config) (st *stack, err error) {
 	return st, nil
 }
 
-// build compiles each function package once, as rie.BuildBootstrap (the
-// Makefile's flags, this machine's architecture), and returns the
-// bootstrap of each package.
+// build returns the bootstrap of each function package (built once, by
+// cfg.Bootstraps: the Makefile's flags, this machine's architecture).
 func (st *stack) build(ctx context.Context) (map[string]string, error) {
-	dir, err := os.MkdirTemp("", "emustack-build-")
-	if err != nil {
-		return nil, err
-	}
-	st.buildDir = dir
 	out := map[string]string{}
 	for _, fn := range st.spec.Functions {
 		if _, ok := out[fn.Package]; ok {
 			continue
 		}
-		pkgDir := filepath.Join(dir, filepath.Base(fn.Package))
-		if err := os.Mkdir(pkgDir, 0o755); err != nil {
-			return nil, err
-		}
-		bin, err := rie.BuildBootstrap(ctx, st.cfg.Root, fn.Package, pkgDir)
+		bin, err := st.cfg.Bootstraps.Path(ctx, fn.Package)
 		if err != nil {
 			return nil, err
 		}
@@ -311,7 +336,7 @@ func (st *stack) environment(fn fnSpec, dataEndpoint, awsURL string) (map[string
 	}
 	maps.Copy(env, map[string]string{
 		"AWS_REGION":                 region,
-		"AWS_ACCESS_KEY_ID":          "emulator",
+		"AWS_ACCESS_KEY_ID":          fn.LogicalID, // who the IAM guard holds to the function's grants
 		"AWS_SECRET_ACCESS_KEY":      "emulator",
 		"AWS_ENDPOINT_URL_DYNAMODB":  dataEndpoint,
 		"AWS_ENDPOINT_URL_SCHEDULER": dataEndpoint,
@@ -410,11 +435,21 @@ func (st *stack) Close() {
 	for _, p := range st.pools {
 		p.close()
 	}
+	if st.guard != nil {
+		st.guard.Close()
+	}
 	if st.awsServer != nil {
 		st.awsServer.Close()
 	}
-	st.tb.close()
-	if st.buildDir != "" {
-		os.RemoveAll(st.buildDir)
+	if st.calls != nil {
+		st.calls.Close()
+	}
+	if st.moto != nil {
+		if err := st.moto.Close(); err != nil && st.cfg.Log != nil {
+			fmt.Fprintf(st.cfg.Log, "emustack: %v\n", err)
+		}
+	}
+	if st.ownBootstraps {
+		st.cfg.Bootstraps.Close()
 	}
 }

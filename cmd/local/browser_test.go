@@ -496,8 +496,15 @@ func TestBrowserReloadAndReconnect(t *testing.T) {
 	p.waitMoves(3, 2*time.Second)
 	p.waitFor("the stream", `document.querySelector('#conn-status').dataset.status === 'live'`, 5*time.Second)
 
-	// The network drops; three moves are made meanwhile (black, then
-	// white from another device with the same seat, then black).
+	// White offers a draw; the network drops; three moves are made
+	// meanwhile (black, which declines the offer by moving, then white
+	// from another device with the same seat, then black). Only the
+	// events say the offer was declined: the page must come back with
+	// afterVersion to hear it.
+	if code, body := c.call("POST", "/v1/games/"+id+"/actions", whiteToken, map[string]any{"type": "offerDraw"}); code != 200 {
+		t.Fatalf("draw offer: %d %v", code, body)
+	}
+	p.waitFor("the offer on the page", `!!document.querySelector('#draw-pending')`, 3*time.Second)
 	proxy.drop()
 	p.waitFor("the page to notice", `document.querySelector('#conn-status').dataset.status === 'offline'`, 5*time.Second)
 	p.screenshot("reconnecting")
@@ -510,6 +517,7 @@ func TestBrowserReloadAndReconnect(t *testing.T) {
 	}
 	proxy.allow()
 	p.waitMoves(6, 15*time.Second)
+	p.waitFor("the missed decline, told", `document.querySelector('#toast.shown')?.textContent === '상대가 무승부를 거절했어요'`, 3*time.Second)
 	p.waitFor("the stream again", `document.querySelector('#conn-status').dataset.status === 'live'`, 5*time.Second)
 	for sq, code := range map[string]string{"c6": "bn", "c4": "wb", "f6": "bn", "f1": "", "g8": ""} {
 		if got := p.pieceAt(sq); got != code {
@@ -989,8 +997,17 @@ func TestBrowserRoomsAndInvites(t *testing.T) {
 	na.open("/#/lobby/intermediate")
 	na.waitFor("the room", `document.querySelector('#lobby-status')?.dataset.state === 'ready'`, 5*time.Second)
 	na.tap("#btn-quick")
-	na.waitFor("the paired game", fmt.Sprintf(`location.hash.includes(%q) && document.querySelector('.screen.game')?.dataset.phase === 'playing'`, rated), 5*time.Second)
-	ga.waitFor("the opponent", `document.querySelector('.screen.game').dataset.phase === 'playing'`, 5*time.Second)
+	// The rooms play seeds/003's game: both press ready, and the game
+	// starts 3 s after the second.
+	na.waitFor("the paired game's ready step", fmt.Sprintf(`location.hash.includes(%q) && document.querySelector('.screen.game')?.dataset.phase === 'ready'`, rated), 5*time.Second)
+	ga.waitFor("the ready step", `document.querySelector('.screen.game').dataset.phase === 'ready' && document.querySelector('#btn-ready')`, 5*time.Second)
+	ga.click("#btn-ready")
+	ga.waitFor("ready", `document.querySelector('#ready-done')`, 5*time.Second)
+	na.waitFor("the ready button", `document.querySelector('#btn-ready')`, 5*time.Second)
+	na.tap("#btn-ready")
+	na.waitFor("the countdown", `/대국 시작/.test(document.querySelector('#status-line .countdown')?.textContent ?? '')`, 5*time.Second)
+	na.waitFor("the start", `document.querySelector('.screen.game').dataset.phase === 'playing'`, 10*time.Second)
+	ga.waitFor("the start", `document.querySelector('.screen.game').dataset.phase === 'playing'`, 10*time.Second)
 	players := map[string]*page{}
 	for _, p := range []*page{ga, na} {
 		players[eval[string](p, `document.querySelector('.screen.game').dataset.you`)] = p

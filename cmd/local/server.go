@@ -48,92 +48,89 @@ type config struct {
 
 // run serves until ctx is cancelled, then shuts down gracefully: stop
 // accepting, finish in-flight requests and AI turns, stop the timers, close
-// the store. Every acknowledged write was committed (fsync) before its
-// answer was sent, so nothing acknowledged is lost even on SIGKILL.
-// ready, when set, receives the listening address.
+// the store (app.App.Shutdown has the order). Every acknowledged write was
+// committed (fsync) before its answer was sent, so nothing acknowledged is
+// lost even on SIGKILL. ready, when set, receives the listening address.
 func run(ctx context.Context, cfg config, log *slog.Logger, ready chan<- string) error {
-	store, closeStore, pending, err := openStore(ctx, cfg, log)
+	ac, release, err := adapters(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
-	defer closeStore()
-	// Players, the game index, counters and pairing slots (SPEC §12) live
-	// in the embedded store itself, or in DynamoDB's data table beside the
-	// games table.
-	players, lister := store.players, store.lister
+	wired, err := app.New(ac)
+	if err != nil {
+		release()
+		return err
+	}
+	if err := wired.Start(ctx); err != nil {
+		stop(wired, log, nil)
+		return err
+	}
+	return serve(ctx, cfg, wired, log, ready)
+}
+
+// adapters opens what the local server runs on, from its flags: the
+// embedded store (or DynamoDB), API keys, the engines, the in-process
+// scheduler and AI runner, the stream. release closes what was opened, for
+// a start that ends before the app owns it.
+func adapters(ctx context.Context, cfg config, log *slog.Logger) (app.Config, func(), error) {
+	store, err := openStore(ctx, cfg, log)
+	if err != nil {
+		return app.Config{}, nil, err
+	}
+	release := func() {
+		if store.housekeeping.Close != nil {
+			if err := store.housekeeping.Close(); err != nil {
+				log.Error("close store", "err", err)
+			}
+		}
+	}
 	aiKeys, err := newAIKeyChecker(cfg, store, log)
 	if err != nil {
-		return err
+		release()
+		return app.Config{}, nil, err
 	}
-	store.games = withCrashHook(store.games)
-
-	var sched *localsched.Scheduler
-	var trigger *inprocess.Trigger
-	// AI seats get engines of their own, so public /v1/ai/move requests
-	// cannot starve them.
-	pool := aiplayer.New(aiplayer.Options{SeatEngines: cfg.engines, PublicEngines: cfg.engines, HashMB: cfg.hashMB})
-	wired, err := app.New(app.Config{
-		Store:   store.games,
-		Players: players,
-		Lister:  lister,
+	return app.Config{
+		Config: service.Config{
+			Store: withCrashHook(store.games),
+			// Players, the game index, counters and pairing slots (SPEC
+			// §12) live in the embedded store itself, or in DynamoDB's
+			// data table beside the games table.
+			Players: store.players,
+			Lister:  store.lister,
+			// AI seats get engines of their own, so public /v1/ai/move
+			// requests cannot starve them.
+			Engine:  aiplayer.New(aiplayer.Options{SeatEngines: cfg.engines, PublicEngines: cfg.engines, HashMB: cfg.hashMB}),
+			Effects: service.EffectsInline,
+			Logger:  log,
+			Now:     cfg.now,
+		},
 		NewScheduler: func(handle app.TimeoutHandler) (service.Scheduler, error) {
-			s, err := localsched.New(handle, localsched.Options{Logger: log})
-			sched = s
-			return s, err
+			return localsched.New(handle, localsched.Options{Logger: log})
 		},
 		NewAITrigger: func(run app.AIRunner) (service.AITrigger, error) {
-			trigger = inprocess.New(run, inprocess.Options{Workers: cfg.engines, Logger: log})
-			return trigger, nil
+			return inprocess.New(run, inprocess.Options{Workers: cfg.engines, Logger: log}), nil
 		},
-		Engine:         pool,
-		Effects:        service.EffectsInline,
+		AIKeys:         aiKeys,
 		AllowedOrigins: cfg.allowedOrigins,
 		Stream:         true,
 		StreamOptions:  cfg.stream,
-		AIKeys:         aiKeys,
-		Logger:         log,
-		Now:            cfg.now,
-	})
-	if err != nil {
-		return err
-	}
-	svc := wired.Service
+		Housekeeping:   store.housekeeping,
+	}, release, nil
+}
 
-	// Re-arm the timers of live games (they live in memory only); a store
-	// that cannot be listed is a failed start, not a silent one.
-	if pending != nil {
-		n, err := sched.Restore(ctx, pending)
-		if err != nil {
-			return fmt.Errorf("re-arm deadlines: %w", err)
-		}
-		log.Info("deadlines re-armed", "games", n)
-	}
-	// A rated game whose end was written but whose ratings a crash kept
-	// from being applied gets them now (applied once: the players record
-	// the games they include).
-	if store.finishedSince != nil {
-		recs, err := store.finishedSince(ctx, time.Now().Add(-ratingRecoveryWindow))
-		if err != nil {
-			return fmt.Errorf("list recently finished games: %w", err)
-		}
-		n, err := svc.RecoverRatings(ctx, recs)
-		if err != nil {
-			return fmt.Errorf("recover ratings: %w", err)
-		}
-		if n > 0 {
-			log.Warn("ratings of finished games applied after a restart", "games", n)
-		}
-	}
-
+// serve answers on cfg.addr — the API, the stream and the reference web
+// client on one listener — until ctx is cancelled, then stops the app.
+func serve(ctx context.Context, cfg config, wired *app.App, log *slog.Logger, ready chan<- string) error {
 	// The reference web client shares the listener: GET / and its assets;
 	// every other path is the API's.
 	web, err := newWebClient()
 	if err != nil {
+		stop(wired, log, nil)
 		return err
 	}
-
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
+		stop(wired, log, nil)
 		return err
 	}
 	srv := &http.Server{
@@ -154,30 +151,28 @@ func run(ctx context.Context, cfg config, log *slog.Logger, ready chan<- string)
 
 	select {
 	case err := <-serveErr:
+		stop(wired, log, nil)
 		return err
 	case <-ctx.Done():
 	}
 	log.Info("shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
-	defer cancel()
-	// Stream clients are hijacked connections Shutdown does not close;
-	// they reconnect with afterVersion after the restart. Long polls
-	// answer now rather than keep the shutdown waiting up to 20 s.
-	wired.Stream.Close()
-	svc.StopWaiting()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		log.Warn("http shutdown", "err", err)
-	}
-	trigger.Close(10 * time.Second)
-	svc.Close(5 * time.Second)
-	if err := sched.Close(); err != nil {
-		log.Warn("scheduler close", "err", err)
-	}
+	stop(wired, log, srv.Shutdown)
 	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// stop shuts the app down within the time a supervisor gives a stopping
+// process; what did not stop cleanly is logged (the writes are durable
+// already).
+func stop(wired *app.App, log *slog.Logger, stopServing func(context.Context) error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	if err := wired.Shutdown(ctx, stopServing); err != nil {
+		log.Warn("shutdown", "err", err)
+	}
 }
 
 func storeName(cfg config) string {
@@ -194,21 +189,17 @@ type stores struct {
 	// apiKeys holds POST /v1/ai/move's keys (cmd/apikeys writes them).
 	apiKeys apikey.Store
 	lister  service.GameLister
-	// finishedSince lists recently finished games (embedded store only).
-	finishedSince func(context.Context, time.Time) ([]service.GameRecord, error)
+	// housekeeping is the embedded store's start-up and background work
+	// (none for DynamoDB).
+	housekeeping app.Housekeeping
 }
 
-// ratingRecoveryWindow is how far back a start looks for rated games whose
-// ratings a crash may have kept from being applied.
-const ratingRecoveryWindow = 24 * time.Hour
-
 // openStore opens the embedded store, or DynamoDB when an endpoint is set.
-// pending lists the deadlines to re-arm (embedded store only).
-func openStore(ctx context.Context, cfg config, log *slog.Logger) (*stores, func(), func(context.Context) ([]service.TimeoutTask, error), error) {
+func openStore(ctx context.Context, cfg config, log *slog.Logger) (*stores, error) {
 	if cfg.dynamoEndpoint != "" {
 		awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("aws config: %w", err)
+			return nil, fmt.Errorf("aws config: %w", err)
 		}
 		if awsCfg.Region == "" {
 			awsCfg.Region = "us-east-1"
@@ -219,38 +210,36 @@ func openStore(ctx context.Context, cfg config, log *slog.Logger) (*stores, func
 		}
 		client := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(cfg.dynamoEndpoint) })
 		if err := dynamostore.CreateTable(ctx, client, cfg.table); err != nil {
-			return nil, nil, nil, fmt.Errorf("table %s at %s: %w", cfg.table, cfg.dynamoEndpoint, err)
+			return nil, fmt.Errorf("table %s at %s: %w", cfg.table, cfg.dynamoEndpoint, err)
 		}
 		store, err := dynamostore.New(client, cfg.table)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, err
 		}
 		dataTable := cfg.table + "-data"
 		if err := dynamostore.CreateDataTable(ctx, client, dataTable); err != nil {
-			return nil, nil, nil, fmt.Errorf("table %s at %s: %w", dataTable, cfg.dynamoEndpoint, err)
+			return nil, fmt.Errorf("table %s at %s: %w", dataTable, cfg.dynamoEndpoint, err)
 		}
 		data, err := dynamostore.NewData(client, dataTable)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, err
 		}
 		log.Warn("deadlines of games started before a restart are enforced lazily only (DynamoDB cannot be listed cheaply)")
-		return &stores{games: store, players: data, lister: store, apiKeys: data}, func() {}, nil, nil
+		return &stores{games: store, players: data, lister: store, apiKeys: data}, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(cfg.dataPath), 0o755); err != nil {
-		return nil, nil, nil, fmt.Errorf("-data %s: %w", cfg.dataPath, err)
+		return nil, fmt.Errorf("-data %s: %w", cfg.dataPath, err)
 	}
 	store, err := boltstore.Open(cfg.dataPath)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("-data %s: %w", cfg.dataPath, err)
+		return nil, fmt.Errorf("-data %s: %w", cfg.dataPath, err)
 	}
-	stopSweep := store.StartSweeper(time.Hour, log)
-	closeStore := func() {
-		stopSweep()
-		if err := store.Close(); err != nil {
-			log.Error("close store", "err", err)
-		}
-	}
-	return &stores{games: store, players: store, lister: store, apiKeys: store, finishedSince: store.FinishedSince}, closeStore, store.PendingTimeouts, nil
+	return &stores{games: store, players: store, lister: store, apiKeys: store, housekeeping: app.Housekeeping{
+		PendingTimeouts: store.PendingTimeouts,
+		FinishedSince:   store.FinishedSince,
+		StartSweeper:    store.StartSweeper,
+		Close:           store.Close,
+	}}, nil
 }
 
 // staticLocalCredentials are dummy credentials for local DynamoDB emulators.

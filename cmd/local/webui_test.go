@@ -18,7 +18,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"chessapi/infra/emulator"
+	"chessapi/infra/emulator/emulatortest"
 )
 
 // The client's HTTP side: what GET / and /assets/ answer, and that every
@@ -314,7 +314,7 @@ func TestWebBundleIsCurrent(t *testing.T) {
 		t.Skip("-short: needs esbuild from infra/node_modules")
 	}
 	out := filepath.Join(t.TempDir(), "app.js")
-	cmd := exec.Command(emulator.Esbuild(t), append(slices.Clone(webBundleArgs), "--outfile="+out)...)
+	cmd := exec.Command(emulatortest.Esbuild(t), append(slices.Clone(webBundleArgs), "--outfile="+out)...)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("esbuild: %v\n%s", err, b)
 	}

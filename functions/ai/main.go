@@ -18,5 +18,5 @@ func main() {
 		lambdafn.StartupFailure(lambdafn.AI, err)
 		os.Exit(1)
 	}
-	lambda.Start(app.HandleAI)
+	lambda.Start(app.Handler())
 }

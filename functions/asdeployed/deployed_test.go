@@ -17,6 +17,7 @@ import (
 
 	"chessapi/deploy"
 	"chessapi/infra/emulator"
+	"chessapi/infra/emulator/emulatortest"
 	"chessapi/infra/rie"
 	"chessapi/shared/chess"
 	"chessapi/shared/game"
@@ -303,8 +304,8 @@ func TestAsDeployed(t *testing.T) {
 	t.Run("DynamoDB on dynalite", func(t *testing.T) {
 		// The same binary on the other DynamoDB emulator (scheduler still on
 		// moto): create a game and play a move.
-		dynalite := emulator.StartDynalite(t)
-		table := emulator.NewGamesTable(t, dynalite)
+		dynalite := emulatortest.StartDynalite(t)
+		table := emulatortest.NewGamesTable(t, dynalite)
 		env := s.env(moveSpec)
 		env["AWS_ENDPOINT_URL_DYNAMODB"] = dynalite
 		env["GAMES_TABLE"] = table

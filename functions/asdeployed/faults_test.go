@@ -14,6 +14,7 @@ import (
 	"chessapi/shared/chess"
 	"chessapi/shared/engine"
 	"chessapi/shared/game"
+	"chessapi/shared/game/storedgame"
 	"chessapi/shared/service"
 )
 
@@ -51,10 +52,7 @@ func (s *stack) rewrite(t *testing.T, gameID string, change func(*game.State)) {
 	// the change log stays consistent), as the store allows.
 	rec, st := s.game(t, gameID)
 	change(st)
-	data, err := game.Encode(st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := storedgame.Encode(st)
 	rec.State = data
 	if err := s.store.Update(context.Background(), rec, rec.Version); err != nil {
 		t.Fatal(err)

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -24,9 +23,12 @@ import (
 
 	"chessapi/deploy"
 	"chessapi/infra/emulator"
+	"chessapi/infra/emulator/emulatortest"
 	"chessapi/infra/rie"
+	"chessapi/infra/rie/rietest"
 	"chessapi/internal/apispec"
 	"chessapi/shared/game"
+	"chessapi/shared/game/storedgame"
 	"chessapi/shared/service"
 	"chessapi/shared/store/dynamostore"
 )
@@ -57,55 +59,9 @@ var (
 	fanoutSpec  = functionSpec{"fanout", 512, 30 * time.Second}
 )
 
-// Built once per test binary: building is the slow part.
-var (
-	buildOnce sync.Once
-	buildDir  string
-	buildErr  error
-	bootstrap = map[string]string{} // function -> bootstrap path
-	emuPath   string
-)
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
-	os.Exit(code)
-}
-
-// buildFunctions installs the pinned emulator and builds the three
-// bootstraps with the Makefile's flags for this machine.
-func buildFunctions(t testing.TB) {
-	t.Helper()
-	buildOnce.Do(func() {
-		ctx := context.Background()
-		var root string
-		if root, buildErr = rie.ModuleRoot("."); buildErr != nil {
-			return
-		}
-		if emuPath, buildErr = rie.EnsureEmulator(ctx, root); buildErr != nil {
-			return
-		}
-		if buildDir, buildErr = os.MkdirTemp("", "asdeployed-"); buildErr != nil {
-			return
-		}
-		for _, fn := range []string{"move", "timeout", "ai", "stream", "fanout"} {
-			dir := filepath.Join(buildDir, fn)
-			if buildErr = os.Mkdir(dir, 0o755); buildErr != nil {
-				return
-			}
-			var bin string
-			if bin, buildErr = rie.BuildBootstrap(ctx, root, "./functions/"+fn, dir); buildErr != nil {
-				return
-			}
-			bootstrap[fn] = bin
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("building the functions: %v", buildErr)
-	}
-}
+// The bootstraps are built once per test binary (building is the slow
+// part), or taken from make's build-native output; see rietest.
+func TestMain(m *testing.M) { rietest.Main(m) }
 
 // stack is the deployed service, locally: moto for DynamoDB (with the games
 // table's change stream) and the scheduler, behind a proxy that counts the
@@ -128,12 +84,11 @@ type stack struct {
 
 func newStack(t testing.TB) *stack {
 	t.Helper()
-	buildFunctions(t)
-	s := &stack{moto: emulator.StartMoto(t), invokes: &invokeRecorder{}, conns: newConnectionsRecorder()}
-	s.calls = emulator.CountCalls(t, s.moto)
-	s.table = emulator.NewGamesTable(t, s.moto)
-	s.changes = emulator.EnableChangeStream(t, s.moto, s.table)
-	s.dataTable = emulator.NewDataTable(t, s.moto)
+	s := &stack{moto: emulatortest.StartMoto(t), invokes: &invokeRecorder{}, conns: newConnectionsRecorder()}
+	s.calls = emulatortest.CountCalls(t, s.moto)
+	s.table = emulatortest.NewGamesTable(t, s.moto)
+	s.changes = emulatortest.EnableChangeStream(t, s.moto, s.table)
+	s.dataTable = emulatortest.NewDataTable(t, s.moto)
 	cfg := emulator.Config(s.moto)
 	s.db = dynamodb.NewFromConfig(cfg)
 	s.sched = scheduler.NewFromConfig(cfg)
@@ -226,9 +181,11 @@ func (s *stack) pump(t testing.TB, fanout *rie.Function) int {
 // start runs a function under the emulator with env; it stops with the test.
 func start(t testing.TB, spec functionSpec, env map[string]string) *rie.Function {
 	t.Helper()
-	f, err := rie.Start(context.Background(), rie.Options{
-		Emulator:     emuPath,
-		Bootstrap:    bootstrap[spec.name],
+	ctx, cancel := rietest.Context(t)
+	defer cancel()
+	f, err := rie.Start(ctx, rie.Options{
+		Emulator:     rietest.Emulator(t),
+		Bootstrap:    rietest.Bootstrap(t, "./functions/"+spec.name),
 		FunctionName: stackName + "-" + spec.name,
 		Timeout:      spec.timeout,
 		MemoryMB:     spec.memoryMB,
@@ -276,6 +233,15 @@ func invokeHTTP(t testing.TB, f *rie.Function, what string, payload []byte) (eve
 			t.Errorf("invoke %s: the answer breaks openapi.yaml: %v", what, err)
 		}
 	}
+	// The body as the client reads it (API Gateway undoes the base64 of a
+	// gzip answer; the client its gzip): TestAsDeployedGzip reads the
+	// answer as the function gave it.
+	body, err := apispec.APIGatewayBody(resp)
+	if err != nil {
+		t.Fatalf("invoke %s: %v", what, err)
+	}
+	resp.Body, resp.IsBase64Encoded = string(body), false
+	delete(resp.Headers, "Content-Encoding")
 	return resp, res
 }
 
@@ -365,7 +331,8 @@ type connectionsRecorder struct {
 	count int
 }
 
-// streamMessage is what the tests read of a posted message.
+// streamMessage is what the tests read of a posted message (Raw: all of
+// it, Bytes: its size as posted).
 type streamMessage struct {
 	Type    string `json:"type"`
 	GameID  string `json:"gameId"`
@@ -382,7 +349,9 @@ type streamMessage struct {
 			UCI string `json:"uci"`
 		} `json:"moves"`
 	} `json:"game"`
-	Code string `json:"code"`
+	Code  string         `json:"code"`
+	Raw   map[string]any `json:"-"`
+	Bytes int            `json:"-"`
 }
 
 func newConnectionsRecorder() *connectionsRecorder {
@@ -407,6 +376,10 @@ func (r *connectionsRecorder) ServeHTTP(w http.ResponseWriter, req *http.Request
 	var msg streamMessage
 	if err == nil {
 		err = json.Unmarshal(body, &msg)
+	}
+	if err == nil {
+		err = json.Unmarshal(body, &msg.Raw)
+		msg.Bytes = len(body)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -488,10 +461,7 @@ func (s *stack) put(t testing.TB, st *game.State) {
 	}); err != nil {
 		t.Fatalf("DeleteItem(%s): %v", st.GameID, err)
 	}
-	data, err := game.Encode(st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := storedgame.Encode(st)
 	rec := service.GameRecord{GameID: st.GameID, Version: st.Version, StateVersion: st.StateVersion, State: data}
 	if d, ok := game.Deadline(st); ok {
 		rec.Deadline = d
@@ -508,9 +478,9 @@ func (s *stack) game(t testing.TB, gameID string) (service.GameRecord, *game.Sta
 	if err != nil {
 		t.Fatalf("store.Get(%s): %v", gameID, err)
 	}
-	st, err := game.Decode(rec.State)
+	st, err := storedgame.Decode(rec.State)
 	if err != nil {
-		t.Fatalf("game.Decode(%s): %v", gameID, err)
+		t.Fatalf("storedgame.Decode(%s): %v", gameID, err)
 	}
 	return rec, st
 }

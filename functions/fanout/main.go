@@ -20,5 +20,5 @@ func main() {
 		lambdafn.StartupFailure(lambdafn.Fanout, err)
 		os.Exit(1)
 	}
-	lambda.Start(app.HandleStreamRecords)
+	lambda.Start(app.Handler())
 }

@@ -1,7 +1,7 @@
 // Command move is the game HTTP API Lambda function (create, join, view,
 // actions, pgn, presence, positions, health) behind API Gateway's HTTP API.
 // It reads its configuration from the environment (SPEC §10) and serves
-// through lambdafn.App.HandleHTTP.
+// through lambdafn.App.HandleHTTP (the handler the wiring table names).
 package main
 
 import (
@@ -19,5 +19,5 @@ func main() {
 		lambdafn.StartupFailure(lambdafn.Move, err)
 		os.Exit(1)
 	}
-	lambda.Start(app.HandleHTTP)
+	lambda.Start(app.Handler())
 }

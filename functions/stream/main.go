@@ -18,5 +18,5 @@ func main() {
 		lambdafn.StartupFailure(lambdafn.Stream, err)
 		os.Exit(1)
 	}
-	lambda.Start(app.HandleWebSocket)
+	lambda.Start(app.Handler())
 }

@@ -18,5 +18,5 @@ func main() {
 		lambdafn.StartupFailure(lambdafn.Timeout, err)
 		os.Exit(1)
 	}
-	lambda.Start(app.HandleTimeout)
+	lambda.Start(app.Handler())
 }

@@ -3,7 +3,6 @@ package emulator
 import (
 	"context"
 	"fmt"
-	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -31,24 +30,23 @@ type ChangeStream struct {
 // EnableChangeStream turns on the games table's stream (new and old
 // images, as the template does) on moto at endpoint and returns a reader
 // positioned at its start.
-func EnableChangeStream(t testing.TB, endpoint, table string) *ChangeStream {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+func EnableChangeStream(ctx context.Context, endpoint, table string) (*ChangeStream, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	cfg := Config(endpoint)
 	arn, err := dynamostore.EnableStream(ctx, dynamodb.NewFromConfig(cfg), table)
 	if err != nil {
-		t.Fatalf("emulator: %v", err)
+		return nil, fmt.Errorf("emulator: %w", err)
 	}
 	if arn == "" {
-		t.Fatalf("emulator: enabling the stream of %s returned no stream ARN", table)
+		return nil, fmt.Errorf("emulator: enabling the stream of %s returned no stream ARN", table)
 	}
 	return &ChangeStream{
 		client:    dynamodbstreams.NewFromConfig(cfg),
 		streamARN: arn,
 		iterators: map[string]*string{},
 		done:      map[string]bool{},
-	}
+	}, nil
 }
 
 // Rewind makes the next Next read the stream from its start again: every

@@ -15,14 +15,20 @@ import (
 // comes out of moto's stream once, in order, with both images, decodable
 // as the fan-out decodes them.
 func TestChangeStreamDeliversCommitsInOrder(t *testing.T) {
-	endpoint := StartMoto(t)
-	table := NewGamesTable(t, endpoint)
-	stream := EnableChangeStream(t, endpoint, table)
+	endpoint := startForTest(t, Moto).URL
+	ctx := context.Background()
+	const table = "games"
+	if err := CreateGamesTable(ctx, endpoint, table); err != nil {
+		t.Fatal(err)
+	}
+	stream, err := EnableChangeStream(ctx, endpoint, table)
+	if err != nil {
+		t.Fatal(err)
+	}
 	store, err := dynamostore.New(dynamodb.NewFromConfig(Config(endpoint)), table)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
 	ev, err := stream.Next(ctx)
 	if err != nil || len(ev.Records) != 0 {
 		t.Fatalf("Next before any write = %d records, %v; want none", len(ev.Records), err)

@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"fmt"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -8,7 +9,6 @@ import (
 	"net/url"
 	"strings"
 	"sync"
-	"testing"
 )
 
 // CallCounter is a reverse proxy in front of an AWS emulator that counts
@@ -24,6 +24,7 @@ type CallCounter struct {
 	// failing is the number of calls of an operation still to fail
 	// (negative: all of them), for fault injection.
 	failing map[string]int
+	srv     *httptest.Server
 }
 
 // Fail makes the next n calls of an operation ("scheduler:CreateSchedule")
@@ -35,17 +36,16 @@ func (c *CallCounter) Fail(op string, n int) {
 	c.failing[op] = n
 }
 
-// CountCalls starts a counting proxy to the emulator at target; it stops
-// with the test.
-func CountCalls(t testing.TB, target string) *CallCounter {
-	t.Helper()
+// CountCalls starts a counting proxy to the emulator at target, on a
+// free loopback port, until Close.
+func CountCalls(target string) (*CallCounter, error) {
 	u, err := url.Parse(target)
 	if err != nil {
-		t.Fatalf("emulator: %v", err)
+		return nil, fmt.Errorf("emulator: %w", err)
 	}
 	c := &CallCounter{counts: map[string]int{}, failing: map[string]int{}}
 	proxy := httputil.NewSingleHostReverseProxy(u)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	c.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		op := Operation(r)
 		c.mu.Lock()
 		c.counts[op]++
@@ -63,10 +63,12 @@ func CountCalls(t testing.TB, target string) *CallCounter {
 		}
 		proxy.ServeHTTP(w, r)
 	}))
-	t.Cleanup(srv.Close)
-	c.URL = srv.URL
-	return c
+	c.URL = c.srv.URL
+	return c, nil
 }
+
+// Close stops the proxy.
+func (c *CallCounter) Close() { c.srv.Close() }
 
 // Take returns the counts since the last Take and starts again from zero.
 func (c *CallCounter) Take() map[string]int {

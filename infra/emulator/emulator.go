@@ -1,14 +1,17 @@
-// Package emulator starts local AWS-compatible servers for tests: moto_server
+// Package emulator starts local AWS-compatible servers: moto_server
 // (DynamoDB, EventBridge Scheduler and more, from Python) and dynalite (a
-// DynamoDB implementation on LevelDB, from npm, pinned by infra/package-lock.json).
+// DynamoDB implementation on LevelDB, from npm, pinned by
+// infra/package-lock.json), and around them what the tests and
+// cmd/emustack need: tables made as the stores make them, a reader of a
+// table's change stream that hands out Lambda's events, and a proxy that
+// counts (and fails on demand) the API calls made through it.
 //
-// Each server runs as a child process of the test binary on a free loopback
-// port and is stopped in t.Cleanup. Nothing is shared between test binaries,
-// so `go test ./...` can run packages in parallel.
-//
-// A missing toolchain (moto_server, node, npm) skips the test in -short mode
-// and fails it otherwise, naming what to install: CI must not silently skip
-// the storage tests.
+// Each server runs as a child process on a free loopback port until its
+// Close. Nothing is shared between processes, so `go test ./...` can run
+// packages in parallel. Every function returns an error; the thin
+// testing.TB wrappers (stop at the end of the test, a missing tool skipped
+// in -short runs) are in chessapi/infra/emulator/emulatortest, for tests
+// only.
 package emulator
 
 import (
@@ -26,7 +29,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -59,37 +61,59 @@ const (
 	startAttempts = 3
 	// stopTimeout is how long a killed server may take to disappear.
 	stopTimeout = 10 * time.Second
-	// npmCITimeout bounds the one-time installation of infra/node_modules.
-	npmCITimeout = 5 * time.Minute
 	// outputTail is how much of a server's output is kept for error messages.
 	outputTail = 16 << 10
 )
 
-// Start launches the emulator of the given kind on a free loopback port,
-// waits until it answers HTTP, registers its shutdown with t.Cleanup and
-// returns its endpoint URL (http://127.0.0.1:PORT).
-func Start(t testing.TB, kind Kind) string {
-	t.Helper()
+// Server is one running emulator.
+type Server struct {
+	Kind Kind
+	// URL is the endpoint (http://127.0.0.1:PORT).
+	URL string
+
+	proc    *server
+	tempDir string // the moto start-up patch, removed by Close
+}
+
+// Start launches the emulator of the given kind on a free loopback port and
+// waits until it answers HTTP (ctx bounds the wait, as does a start-up
+// limit of its own). A program it needs that is not installed is a
+// *ToolMissingError.
+func Start(ctx context.Context, kind Kind) (_ *Server, err error) {
+	s := &Server{Kind: kind}
+	defer func() {
+		if err != nil {
+			s.removeTemp()
+		}
+	}()
 	var p plan
 	switch kind {
 	case Moto:
-		bin := requireTool(t, "moto_server", "install moto with its server extra: pip install 'moto[server]'")
+		bin, err := lookTool("moto_server", "install moto with its server extra: pip install 'moto[server]'")
+		if err != nil {
+			return nil, err
+		}
 		p.argv = func(port int) []string {
 			return []string{bin, "-H", "127.0.0.1", "-p", strconv.Itoa(port)}
 		}
 		// Serialize moto's request handling (see motopatch/sitecustomize.py)
 		// so conditional writes are atomic as in DynamoDB.
-		patchDir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(patchDir, "sitecustomize.py"), motoPatch, 0o644); err != nil {
-			t.Fatalf("emulator: write moto patch: %v", err)
+		if s.tempDir, err = os.MkdirTemp("", "emulator-moto-"); err != nil {
+			return nil, fmt.Errorf("emulator: %w", err)
 		}
-		p.env = []string{"PYTHONPATH=" + joinPath(patchDir, os.Getenv("PYTHONPATH"))}
+		if err := os.WriteFile(filepath.Join(s.tempDir, "sitecustomize.py"), motoPatch, 0o644); err != nil {
+			return nil, fmt.Errorf("emulator: write moto patch: %w", err)
+		}
+		p.env = []string{"PYTHONPATH=" + joinPath(s.tempDir, os.Getenv("PYTHONPATH"))}
 		p.marker = motoPatchMarker
 	case Dynalite:
-		node := requireTool(t, "node", "install Node.js 18 or newer with npm (Debian: apt-get install nodejs npm)")
-		modules, err := ensureNodeModules(t)
+		node, err := lookTool("node", "install Node.js 18 or newer with npm (Debian: apt-get install nodejs npm)")
 		if err != nil {
-			t.Fatalf("emulator: %v", err)
+			return nil, err
+		}
+		modules, err := ensureNodeModules(ctx)
+		if err != nil {
+			return nil, err
 		}
 		cli := filepath.Join(modules, "dynalite", "cli.js")
 		p.argv = func(port int) []string {
@@ -101,28 +125,44 @@ func Start(t testing.TB, kind Kind) string {
 				"--createTableMs", "0", "--deleteTableMs", "0", "--updateTableMs", "0"}
 		}
 	default:
-		t.Fatalf("emulator: unknown kind %q (want %q or %q)", kind, Moto, Dynalite)
+		return nil, fmt.Errorf("emulator: unknown kind %q (want %q or %q)", kind, Moto, Dynalite)
 	}
 
 	var lastErr error
 	for attempt := 1; attempt <= startAttempts; attempt++ {
-		endpoint, srv, err := launch(kind, p)
+		endpoint, srv, err := launch(ctx, kind, p)
 		if err == nil {
-			t.Cleanup(func() {
-				if stopErr := srv.stop(); stopErr != nil {
-					t.Errorf("emulator: stopping %s: %v", kind, stopErr)
-				}
-				if t.Failed() {
-					t.Logf("emulator: last output of %s:\n%s", kind, srv.output.String())
-				}
-			})
-			return endpoint
+			s.URL, s.proc = endpoint, srv
+			return s, nil
 		}
 		lastErr = err
+		if ctx.Err() != nil {
+			break
+		}
 	}
-	t.Fatalf("emulator: starting %s failed %d times: %v", kind, startAttempts, lastErr)
-	return ""
+	return nil, fmt.Errorf("emulator: starting %s failed: %w", kind, lastErr)
 }
+
+// Close stops the server (SIGKILL to its process group) and removes its
+// temporary files. It is safe to call more than once.
+func (s *Server) Close() error {
+	err := s.proc.stop()
+	s.removeTemp()
+	if err != nil {
+		return fmt.Errorf("emulator: stopping %s: %w", s.Kind, err)
+	}
+	return nil
+}
+
+func (s *Server) removeTemp() {
+	if s.tempDir != "" {
+		os.RemoveAll(s.tempDir)
+		s.tempDir = ""
+	}
+}
+
+// Output is the end of what the server printed (for a failed test's log).
+func (s *Server) Output() string { return s.proc.output.String() }
 
 // plan is how to run one kind of emulator.
 type plan struct {
@@ -146,12 +186,6 @@ func joinPath(first, rest string) string {
 	return first + string(os.PathListSeparator) + rest
 }
 
-// StartMoto starts moto_server; see Start.
-func StartMoto(t testing.TB) string { return Start(t, Moto) }
-
-// StartDynalite starts dynalite; see Start.
-func StartDynalite(t testing.TB) string { return Start(t, Dynalite) }
-
 // Config returns an AWS SDK configuration that talks to endpoint with dummy
 // static credentials in Region. It deliberately ignores the environment and
 // ~/.aws so a developer's real settings can never leak into a test.
@@ -163,20 +197,23 @@ func Config(endpoint string) aws.Config {
 	}
 }
 
-// requireTool returns the path of an executable, or skips (-short) / fails
-// the test with a message naming what to install.
-func requireTool(t testing.TB, name, install string) string {
-	t.Helper()
+// ToolMissingError reports a program an emulator needs that is not on PATH.
+type ToolMissingError struct {
+	Tool    string
+	Install string // how to install it
+}
+
+func (e *ToolMissingError) Error() string {
+	return fmt.Sprintf("emulator: %s not found on PATH; %s", e.Tool, e.Install)
+}
+
+// lookTool returns the path of an executable, or a *ToolMissingError.
+func lookTool(name, install string) (string, error) {
 	path, err := exec.LookPath(name)
-	if err == nil {
-		return path
+	if err != nil {
+		return "", &ToolMissingError{Tool: name, Install: install}
 	}
-	msg := fmt.Sprintf("emulator: %s not found on PATH; %s", name, install)
-	if testing.Short() {
-		t.Skip(msg + " (skipped in -short mode)")
-	}
-	t.Fatal(msg)
-	return ""
+	return path, nil
 }
 
 // server is one running emulator process.
@@ -188,7 +225,7 @@ type server struct {
 }
 
 // launch starts one process on a fresh port and waits until it answers.
-func launch(kind Kind, p plan) (string, *server, error) {
+func launch(ctx context.Context, kind Kind, p plan) (string, *server, error) {
 	port, err := freePort()
 	if err != nil {
 		return "", nil, err
@@ -213,7 +250,7 @@ func launch(kind Kind, p plan) (string, *server, error) {
 	}()
 
 	endpoint := "http://127.0.0.1:" + strconv.Itoa(port)
-	err = waitReady(endpoint, srv)
+	err = waitReady(ctx, endpoint, srv)
 	if err == nil && p.marker != "" {
 		err = waitMarker(srv, p.marker)
 	}
@@ -237,9 +274,9 @@ func freePort() (int, error) {
 }
 
 // waitReady polls endpoint until any HTTP response arrives (both servers
-// answer a bare GET, with an error document), the process exits or
-// startTimeout passes.
-func waitReady(endpoint string, srv *server) error {
+// answer a bare GET, with an error document), the process exits, ctx ends
+// or startTimeout passes.
+func waitReady(ctx context.Context, endpoint string, srv *server) error {
 	client := &http.Client{Timeout: 500 * time.Millisecond}
 	deadline := time.Now().Add(startTimeout)
 	for {
@@ -251,6 +288,8 @@ func waitReady(endpoint string, srv *server) error {
 		select {
 		case <-srv.exited:
 			return fmt.Errorf("exited before answering: %v", srv.err)
+		case <-ctx.Done():
+			return fmt.Errorf("no answer before the caller gave up: %w", ctx.Err())
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
@@ -277,7 +316,7 @@ func waitMarker(srv *server, marker string) error {
 func (s *server) stop() error {
 	select {
 	case <-s.exited:
-		return nil // already gone (it failed to start)
+		return nil // already gone (stopped, or it failed to start)
 	default:
 	}
 	if err := kill(s.cmd); err != nil {
@@ -294,7 +333,7 @@ func (s *server) stop() error {
 // ensureNodeModules returns infra/node_modules (dynalite and esbuild),
 // running `npm ci` in infra/ first when it is missing or incomplete. A file lock
 // keeps concurrently starting test binaries from installing at once.
-func ensureNodeModules(t testing.TB) (string, error) {
+func ensureNodeModules(ctx context.Context) (string, error) {
 	dir, err := infraDir()
 	if err != nil {
 		return "", err
@@ -303,7 +342,10 @@ func ensureNodeModules(t testing.TB) (string, error) {
 	if installed(dir) {
 		return modules, nil
 	}
-	npm := requireTool(t, "npm", "install npm (Debian: apt-get install npm)")
+	npm, err := lookTool("npm", "install npm (Debian: apt-get install npm)")
+	if err != nil {
+		return "", err
+	}
 
 	unlock, err := lockFile(filepath.Join(dir, ".npm-ci.lock"))
 	if err != nil {
@@ -313,16 +355,14 @@ func ensureNodeModules(t testing.TB) (string, error) {
 	if installed(dir) { // another test binary installed it while we waited
 		return modules, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), npmCITimeout)
-	defer cancel()
 	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund")
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("npm ci in %s failed (run it by hand to see why): %w\n%s", dir, err, out)
+		return "", fmt.Errorf("emulator: npm ci in %s failed (run it by hand to see why): %w\n%s", dir, err, out)
 	}
 	if !installed(dir) {
-		return "", fmt.Errorf("npm ci in %s succeeded but %s is incomplete", dir, modules)
+		return "", fmt.Errorf("emulator: npm ci in %s succeeded but %s is incomplete", dir, modules)
 	}
 	return modules, nil
 }
@@ -330,13 +370,12 @@ func ensureNodeModules(t testing.TB) (string, error) {
 // Esbuild returns the path of the pinned esbuild (infra/package.json), which
 // bundles the web client (make web), running `npm ci` in infra/ first when
 // needed, as for dynalite.
-func Esbuild(t testing.TB) string {
-	t.Helper()
-	modules, err := ensureNodeModules(t)
+func Esbuild(ctx context.Context) (string, error) {
+	modules, err := ensureNodeModules(ctx)
 	if err != nil {
-		t.Fatalf("esbuild: %v", err)
+		return "", err
 	}
-	return filepath.Join(modules, ".bin", "esbuild")
+	return filepath.Join(modules, ".bin", "esbuild"), nil
 }
 
 // installed reports whether infra/node_modules is complete. npm writes

@@ -2,125 +2,88 @@ package emulator
 
 import (
 	"context"
-	"flag"
-	"fmt"
+	"errors"
 	"net"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
 
+// startForTest starts kind, stopped when the test ends. (The wrappers of
+// emulatortest cannot be used here: that package imports this one.)
+func startForTest(t *testing.T, kind Kind) *Server {
+	t.Helper()
+	srv, err := Start(t.Context(), kind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
 func TestStartServesDynamoDBAndStops(t *testing.T) {
 	for _, kind := range []Kind{Moto, Dynalite} {
-		var endpoint string
 		t.Run(string(kind), func(t *testing.T) {
-			endpoint = Start(t, kind)
-			if !strings.HasPrefix(endpoint, "http://127.0.0.1:") {
-				t.Fatalf("Start(%s) = %q; want a loopback URL", kind, endpoint)
+			srv, err := Start(t.Context(), kind)
+			if err != nil {
+				t.Fatal(err)
 			}
-			table := NewGamesTable(t, endpoint)
-			client := dynamodb.NewFromConfig(Config(endpoint))
-			out, err := client.ListTables(context.Background(), &dynamodb.ListTablesInput{})
+			defer srv.Close()
+			if !strings.HasPrefix(srv.URL, "http://127.0.0.1:") {
+				t.Fatalf("Start(%s).URL = %q; want a loopback URL", kind, srv.URL)
+			}
+			if err := CreateGamesTable(t.Context(), srv.URL, "games"); err != nil {
+				t.Fatal(err)
+			}
+			client := dynamodb.NewFromConfig(Config(srv.URL))
+			out, err := client.ListTables(t.Context(), &dynamodb.ListTablesInput{})
 			if err != nil {
 				t.Fatalf("ListTables on %s: %v", kind, err)
 			}
-			if len(out.TableNames) != 1 || out.TableNames[0] != table {
-				t.Fatalf("ListTables on %s = %v; want [%s]", kind, out.TableNames, table)
+			if len(out.TableNames) != 1 || out.TableNames[0] != "games" {
+				t.Fatalf("ListTables on %s = %v; want [games]", kind, out.TableNames)
+			}
+			if err := srv.Close(); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+			// Stopped: nothing listens, and a second Close is harmless.
+			addr := strings.TrimPrefix(srv.URL, "http://")
+			if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+				conn.Close()
+				t.Errorf("%s still accepts connections on %s after Close", kind, addr)
+			}
+			if err := srv.Close(); err != nil {
+				t.Errorf("second Close: %v", err)
 			}
 		})
-		if endpoint == "" {
-			continue
-		}
-		// The subtest's cleanup has stopped the server: nothing listens.
-		addr := strings.TrimPrefix(endpoint, "http://")
-		if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-			conn.Close()
-			t.Errorf("%s still accepts connections on %s after its test ended", kind, addr)
-		}
 	}
 }
 
-// fakeTB records what Start does with a test instead of doing it.
-type fakeTB struct {
-	testing.TB
-	mu      sync.Mutex
-	fatal   string
-	skipped string
-}
-
-func (f *fakeTB) Helper()             {}
-func (f *fakeTB) Cleanup(fn func())   {}
-func (f *fakeTB) TempDir() string     { return f.TB.TempDir() }
-func (f *fakeTB) Logf(string, ...any) {}
-func (f *fakeTB) Fatal(args ...any) {
-	f.mu.Lock()
-	f.fatal = strings.TrimSuffix(strings.Join(strings.Fields(sprint(args...)), " "), "\n")
-	f.mu.Unlock()
-	runtime.Goexit()
-}
-func (f *fakeTB) Fatalf(format string, args ...any) { f.Fatal(sprintf(format, args...)) }
-func (f *fakeTB) Skip(args ...any) {
-	f.mu.Lock()
-	f.skipped = sprint(args...)
-	f.mu.Unlock()
-	runtime.Goexit()
-}
-
-// run calls fn with a fakeTB on its own goroutine (Fatal and Skip end it).
-func run(t *testing.T, fn func(tb testing.TB)) *fakeTB {
-	f := &fakeTB{TB: t}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		fn(f)
-	}()
-	<-done
-	return f
-}
-
-func TestMissingToolSkipsInShortModeElseFails(t *testing.T) {
+func TestMissingToolIsToolMissingError(t *testing.T) {
 	t.Setenv("PATH", t.TempDir()) // nothing to find
 	tests := []struct {
 		kind        Kind
+		tool        string
 		wantInstall string
 	}{
-		{Moto, "pip install 'moto[server]'"},
-		{Dynalite, "Node.js"},
+		{Moto, "moto_server", "pip install 'moto[server]'"},
+		{Dynalite, "node", "Node.js"},
 	}
 	for _, tt := range tests {
-		for _, short := range []bool{false, true} {
-			setShort(t, short)
-			f := run(t, func(tb testing.TB) { Start(tb, tt.kind) })
-			got := f.fatal
-			if short {
-				got = f.skipped
-			}
-			if !strings.Contains(got, tt.wantInstall) {
-				t.Errorf("Start(%s) without the tool, short=%v: fatal %q, skip %q; want the %s to mention %q",
-					tt.kind, short, f.fatal, f.skipped, map[bool]string{false: "failure", true: "skip"}[short], tt.wantInstall)
-			}
+		srv, err := Start(context.Background(), tt.kind)
+		var missing *ToolMissingError
+		if !errors.As(err, &missing) || missing.Tool != tt.tool || !strings.Contains(err.Error(), tt.wantInstall) {
+			t.Errorf("Start(%s) without the tool = %v, %v; want a *ToolMissingError for %s mentioning %q", tt.kind, srv, err, tt.tool, tt.wantInstall)
 		}
 	}
 }
 
 func TestUnknownKindFails(t *testing.T) {
-	f := run(t, func(tb testing.TB) { Start(tb, Kind("localstack")) })
-	if !strings.Contains(f.fatal, `unknown kind "localstack"`) {
-		t.Errorf("Start(localstack) fatal = %q; want it to name the unknown kind", f.fatal)
+	if _, err := Start(context.Background(), Kind("localstack")); err == nil || !strings.Contains(err.Error(), `unknown kind "localstack"`) {
+		t.Errorf("Start(localstack) error = %v; want it to name the unknown kind", err)
 	}
-}
-
-func setShort(t *testing.T, short bool) {
-	t.Helper()
-	old := flag.Lookup("test.short").Value.String()
-	if err := flag.Set("test.short", map[bool]string{false: "false", true: "true"}[short]); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = flag.Set("test.short", old) })
 }
 
 func TestTailBufferKeepsTheEnd(t *testing.T) {
@@ -132,6 +95,3 @@ func TestTailBufferKeepsTheEnd(t *testing.T) {
 		t.Errorf("tailBuffer after writes = %q; want %q", got, "d, again")
 	}
 }
-
-func sprint(args ...any) string                 { return fmt.Sprint(args...) }
-func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }

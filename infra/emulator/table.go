@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
-	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -14,22 +12,6 @@ import (
 
 	"chessapi/shared/store/dynamostore"
 )
-
-// tableSeq makes table names unique within a test binary; each binary has
-// its own emulator, so that is enough.
-var tableSeq atomic.Int64
-
-// NewGamesTable creates a games table with a fresh name on the DynamoDB
-// emulator at endpoint and returns the name. Tests that each take a new
-// table stay independent while sharing one emulator.
-func NewGamesTable(t testing.TB, endpoint string) string {
-	t.Helper()
-	table := fmt.Sprintf("games-%d", tableSeq.Add(1))
-	if err := CreateGamesTable(context.Background(), endpoint, table); err != nil {
-		t.Fatalf("emulator: %v", err)
-	}
-	return table
-}
 
 // CreateGamesTable creates the games table exactly as the local server does
 // (dynamostore.CreateTable: partition key gameId of type S, on-demand) on
@@ -40,10 +22,10 @@ func CreateGamesTable(ctx context.Context, endpoint, table string) error {
 	defer cancel()
 	client := dynamodb.NewFromConfig(Config(endpoint))
 	if err := dynamostore.CreateTable(ctx, client, table); err != nil {
-		return err
+		return fmt.Errorf("emulator: %w", err)
 	}
 	if err := dynamostore.EnableTTL(ctx, client, table); err != nil && !notImplemented(err) {
-		return err
+		return fmt.Errorf("emulator: %w", err)
 	}
 	return nil
 }
@@ -58,15 +40,14 @@ func notImplemented(err error) bool {
 	return code == "UnknownOperationException" || strings.Contains(code, "NotImplemented")
 }
 
-// NewDataTable creates a data table (dynamostore.CreateDataTable: pk/sk and
-// the gsi1 index) with a fresh name on the emulator at endpoint.
-func NewDataTable(t testing.TB, endpoint string) string {
-	t.Helper()
-	table := fmt.Sprintf("data-%d", tableSeq.Add(1))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+// CreateDataTable creates a data table exactly as the local server does
+// (dynamostore.CreateDataTable: pk/sk and the gsi1 index) on the emulator
+// at endpoint.
+func CreateDataTable(ctx context.Context, endpoint, table string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if err := dynamostore.CreateDataTable(ctx, dynamodb.NewFromConfig(Config(endpoint)), table); err != nil {
-		t.Fatalf("emulator: %v", err)
+		return fmt.Errorf("emulator: %w", err)
 	}
-	return table
+	return nil
 }

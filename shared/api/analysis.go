@@ -92,9 +92,11 @@ func pvText(pos *chess.Position, pv []chess.Move) []string {
 }
 
 func (h *handler) handleAIMove(w http.ResponseWriter, r *request) error {
-	if err := h.checkAPIKey(r); err != nil {
+	release, err := h.checkAPIKey(r)
+	if err != nil {
 		return err
 	}
+	defer release() // the key's in-flight request ends with the answer
 	body, err := readBody(w, r)
 	if err != nil {
 		return err

@@ -248,3 +248,55 @@ func contractKeys() (AIKeyChecker, string) {
 	}
 	return checker, k.String()
 }
+
+// TestAIMoveInFlightLimit: a key's requests in flight elsewhere (another
+// instance holds its leases) refuse the next one 429 with Retry-After 1;
+// a request answered here releases its own, so requests one after the
+// other never pile up against the limit.
+func TestAIMoveInFlightLimit(t *testing.T) {
+	leases := apikey.NewMemoryLeases()
+	f := newKeysFixture(t, apikey.Options{Leases: leases})
+	key := f.addKey(t, apikey.Limits{PerSecond: 10, PerDay: 100, InFlight: 1}, false)
+	for range 3 {
+		f.aiMove(key, Korean).expect(t, http.StatusOK)
+	}
+	k, _ := apikey.Parse(key)
+	now := f.clock.Now()
+	if err := leases.AcquireLease(context.Background(), apikey.InFlightPrefix+k.ID, "other-instance", 1, now.Add(time.Minute), now); err != nil {
+		t.Fatal(err)
+	}
+	r := f.aiMove(key, English)
+	checkRefusal(t, r, http.StatusTooManyRequests, "rate_limited", English, key)
+	if ra := r.header.Get("Retry-After"); ra != "1" {
+		t.Errorf("Retry-After %q; want 1", ra)
+	}
+	if err := leases.ReleaseLease(context.Background(), apikey.InFlightPrefix+k.ID, "other-instance"); err != nil {
+		t.Fatal(err)
+	}
+	f.aiMove(key, English).expect(t, http.StatusOK)
+}
+
+// throttledTable is a key table that DynamoDB throttles: every count
+// fails with an error that says when to retry (dynamostore.ThrottledError).
+type throttledTable struct{}
+
+func (throttledTable) Hit(context.Context, string, time.Duration, time.Time) (int64, time.Time, error) {
+	return 0, time.Time{}, throttleErr{}
+}
+
+type throttleErr struct{}
+
+func (throttleErr) Error() string             { return "ProvisionedThroughputExceededException" }
+func (throttleErr) RetryAfter() time.Duration { return 2 * time.Second }
+
+// TestAIMoveThrottledKeyTable: a throttled counter write is 429 with
+// Retry-After, never a 500.
+func TestAIMoveThrottledKeyTable(t *testing.T) {
+	f := newKeysFixture(t, apikey.Options{Counter: throttledTable{}})
+	key := f.addKey(t, apikey.DefaultLimits, false)
+	r := f.aiMove(key, English)
+	checkRefusal(t, r, http.StatusTooManyRequests, "rate_limited", English, key)
+	if ra := r.header.Get("Retry-After"); ra != "2" {
+		t.Errorf("Retry-After %q; want 2", ra)
+	}
+}

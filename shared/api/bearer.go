@@ -3,19 +3,16 @@ package api
 import (
 	"strings"
 
+	"chessapi/shared/credential"
 	"chessapi/shared/service"
 )
 
-// Bearer tokens. The API issues seat tokens "st_" and player tokens "pt_",
-// each followed by 43 base64url characters (256 bits); anything else in an
-// Authorization header is malformed (401 invalid_token) and never reaches
-// the service. A well-formed seat token that is not a seat of the game is
-// the service's 403; a player token that belongs to nobody its 401.
-
-const (
-	seatTokenPrefix = "st_"
-	tokenBodyLen    = 43 // base64url of 32 bytes, unpadded
-)
+// Bearer tokens. The API issues seat tokens and player tokens (their form
+// is defined once, in shared/credential: "st_" or "pt_" and 43 base64url
+// characters, 256 bits); anything else in an Authorization header is
+// malformed (401 invalid_token) and never reaches the service. A
+// well-formed seat token that is not a seat of the game is the service's
+// 403; a player token that belongs to nobody its 401.
 
 // ParseBearer reads an Authorization header value: ok is false when the
 // header is empty; err is errInvalidToken when it is not "Bearer" and one
@@ -32,22 +29,17 @@ func ParseBearer(header string) (token string, ok bool, err error) {
 	return token, true, nil
 }
 
-// wellFormedToken reports whether t has the form of an issued token.
+// wellFormedToken reports whether t has the form of an issued bearer
+// token: a seat token or a player token (an API key travels in x-api-key,
+// never as a bearer).
 func wellFormedToken(t string) bool {
-	body, ok := strings.CutPrefix(t, seatTokenPrefix)
-	if !ok {
-		body, ok = strings.CutPrefix(t, service.PlayerTokenPrefix)
-	}
-	if !ok || len(body) != tokenBodyLen {
-		return false
-	}
-	for _, c := range []byte(body) {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
+	k, ok := credential.KindOf(t)
+	return ok && (k == credential.SeatToken || k == credential.PlayerToken)
 }
+
+// isPlayerToken reports whether a well-formed bearer token is a player
+// token.
+func isPlayerToken(t string) bool { return credential.PlayerToken.WellFormed(t) }
 
 // callerOf returns the caller of a request: its bearer token, or a
 // spectator without one.

@@ -44,7 +44,7 @@ type Games interface {
 	MyGames(ctx context.Context, c service.Caller, finished bool, limit int, cursor string) (service.GamePage, error)
 	NewLinkCode(ctx context.Context, c service.Caller) (service.LinkCode, error)
 	Link(ctx context.Context, code, client string) (service.NewPlayer, error)
-	Lobby(ctx context.Context, room game.Room, limit int, cursor string) (service.LobbyPage, error)
+	Lobby(ctx context.Context, room game.Room, limit int, cursor string, filter service.LobbyFilter) (service.LobbyPage, error)
 	QuickPair(ctx context.Context, in service.QuickInput) (service.QuickResult, error)
 }
 
@@ -57,7 +57,8 @@ type Deps struct {
 	// x-api-key (apikeys.go); nil leaves the endpoint open.
 	AIKeys AIKeyChecker
 	Logger *slog.Logger
-	// LongPollMax bounds GET ?afterVersion= waits (default 20 s).
+	// LongPollMax bounds the long poll's waits (GET .../poll?afterVersion=,
+	// default 20 s).
 	LongPollMax time.Duration
 }
 
@@ -101,6 +102,7 @@ func (h *handler) routes() []routeEntry {
 		{Route{"POST", "/v1/games/{id}/join"}, h.handleJoin},
 		{Route{"GET", "/v1/games/{id}"}, h.handleView},
 		{Route{"GET", "/v1/games/{id}/events"}, h.handleEvents},
+		{Route{"GET", "/v1/games/{id}/poll"}, h.handlePoll},
 		{Route{"POST", "/v1/games/{id}/actions"}, h.handleAction},
 		{Route{"GET", "/v1/games/{id}/pgn"}, h.handlePGN},
 		{Route{"POST", "/v1/games/{id}/presence"}, h.handlePresence},
@@ -140,7 +142,7 @@ func NewHandler(deps Deps) http.Handler {
 	h.mux.HandleFunc("/", h.wrap(func(w http.ResponseWriter, r *request) error {
 		return errNotFoundRoute
 	}))
-	return h
+	return withGzip(h)
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
@@ -227,5 +229,5 @@ func (h *handler) handleHealth(w http.ResponseWriter, r *request) error {
 }
 
 // checkAPIKey enforces the AI endpoint's keys when a checker is
-// configured (apikeys.go).
-func (h *handler) checkAPIKey(r *request) error { return h.checkAIKey(r) }
+// configured (apikeys.go); release ends the request's hold on its key.
+func (h *handler) checkAPIKey(r *request) (release func(), err error) { return h.checkAIKey(r) }

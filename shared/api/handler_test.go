@@ -1,11 +1,16 @@
 package api
 
 import (
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"chessapi/shared/chess"
 )
 
 func TestHealth(t *testing.T) {
@@ -171,11 +176,11 @@ func TestCreateJoinView(t *testing.T) {
 		t.Errorf("white view: you %v, %d legal moves", white["you"], len(moves))
 	}
 	black := a.do("GET", "/v1/games/"+id, guest, nil).expect(t, 200)
-	if _, has := black.game()["legalMoves"]; has {
-		t.Errorf("black (not to move) got legalMoves")
+	if lm, has := black.game()["legalMoves"]; !has || lm != nil {
+		t.Errorf("black (not to move) got legalMoves %v; want null", lm)
 	}
 	spectator := a.do("GET", "/v1/games/"+id, "", nil).expect(t, 200)
-	if _, has := spectator.game()["legalMoves"]; has || spectator.game()["you"] != nil {
+	if lm, has := spectator.game()["legalMoves"]; !has || lm != nil || spectator.game()["you"] != nil {
 		t.Errorf("spectator view: %s", spectator.body)
 	}
 	for _, body := range [][]byte{created.body, joined.body, black.body, spectator.body} {
@@ -309,8 +314,11 @@ func TestActions(t *testing.T) {
 
 	// PGN.
 	pgn := a.do("GET", "/v1/games/"+white.gameID+"/pgn", "", nil).expect(t, 200)
-	if ct := pgn.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/x-chess-pgn") || !strings.Contains(string(pgn.body), "1. e4 e5 2. Nf3 Nc6") {
-		t.Errorf("pgn (%s): %s", ct, pgn.body)
+	if ct := pgn.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/x-chess-pgn") {
+		t.Errorf("pgn content type %s", ct)
+	}
+	if g, err := chess.ParsePGN(string(pgn.body)); err != nil || len(g.Moves) != 4 || !strings.Contains(string(pgn.body), "2. Nf3 {[%clk ") {
+		t.Errorf("pgn: %v\n%s", err, pgn.body)
 	}
 
 	// Presence.
@@ -326,7 +334,7 @@ func TestActions(t *testing.T) {
 	if res := r.game()["result"].(map[string]any); res["winner"] != "black" || res["reason"] != "resign" {
 		t.Errorf("result after resign: %v", res)
 	}
-	if _, has := a.do("GET", "/v1/games/"+white.gameID, black.token, nil).game()["legalMoves"]; has {
+	if lm := a.do("GET", "/v1/games/"+white.gameID, black.token, nil).game()["legalMoves"]; lm != nil {
 		t.Error("finished game lists legal moves")
 	}
 	a.do("POST", path, black.token, map[string]any{"type": "move", "payload": map[string]any{"uci": "g8f6"}}).expect(t, 422)
@@ -372,7 +380,7 @@ func TestLongPoll(t *testing.T) {
 	// Waits for the move.
 	done := make(chan response)
 	go func() {
-		done <- a.do("GET", "/v1/games/"+white.gameID+"?afterVersion="+itoa(version), "", nil)
+		done <- a.do("GET", "/v1/games/"+white.gameID+"/poll?afterVersion="+itoa(version), "", nil)
 	}()
 	time.Sleep(50 * time.Millisecond)
 	select {
@@ -388,6 +396,66 @@ func TestLongPoll(t *testing.T) {
 		}
 	case <-time.After(2 * time.Second):
 		t.Fatal("long poll did not wake on the move")
+	}
+}
+
+// TestLongPollOldAddress: GET /v1/games/{id}?afterVersion=N, the long
+// poll's first address, answers a game that is newer at once and sends a
+// poll that has to wait to .../poll with a 307 that HTTP clients follow:
+// a client of the old address sees the long poll's answer.
+func TestLongPollOldAddress(t *testing.T) {
+	a := newTestAPI(t)
+	white, _ := a.createHumanGame(nil)
+	version := int64(a.do("GET", "/v1/games/"+white.gameID, "", nil).game()["version"].(float64))
+
+	r := a.do("GET", "/v1/games/"+white.gameID+"?afterVersion="+itoa(version), white.token, nil).expect(t, http.StatusTemporaryRedirect)
+	base, _ := url.Parse("https://api.example/v1/games/" + white.gameID + "?afterVersion=" + itoa(version))
+	loc, err := url.Parse(r.header.Get("Location"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := base.ResolveReference(loc).String(); got != "https://api.example/v1/games/"+white.gameID+"/poll?afterVersion="+itoa(version) ||
+		r.json["location"] != r.header.Get("Location") {
+		t.Errorf("Location %q (body %s) resolves to %s; want the game's /poll with the same afterVersion", loc, r.body, got)
+	}
+	a.do("GET", "/v1/games/"+white.gameID+"/poll", "", nil).expect(t, http.StatusBadRequest)
+	a.do("GET", "/v1/games/nosuchgame?afterVersion=0", "", nil).expect(t, http.StatusNotFound)
+
+	// Through a real client, which follows the redirect and sends the
+	// token again (same origin): the poll waits for the move.
+	srv := httptest.NewServer(a.handler)
+	defer srv.Close()
+	done := make(chan *http.Response, 1)
+	go func() {
+		req, _ := http.NewRequest("GET", srv.URL+"/v1/games/"+white.gameID+"?afterVersion="+itoa(version), nil)
+		req.Header.Set("Authorization", "Bearer "+white.token)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Error(err)
+			resp = nil
+		}
+		done <- resp
+	}()
+	time.Sleep(50 * time.Millisecond)
+	a.move(white, "e2e4").expect(t, 200)
+	select {
+	case resp := <-done:
+		if resp == nil {
+			return
+		}
+		defer resp.Body.Close()
+		var got struct {
+			Game struct {
+				Version int64  `json:"version"`
+				You     string `json:"you"`
+			} `json:"game"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != 200 || got.Game.Version <= version ||
+			got.Game.You != "white" || resp.Request.URL.Path != "/v1/games/"+white.gameID+"/poll" {
+			t.Errorf("followed long poll: %d at %s, %+v, %v; want 200 from /poll with the move, as white", resp.StatusCode, resp.Request.URL, got, err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the followed long poll did not answer")
 	}
 }
 

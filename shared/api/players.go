@@ -4,7 +4,6 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"chessapi/shared/chess"
 	"chessapi/shared/game"
@@ -44,7 +43,7 @@ func playerCaller(r *request) (service.Caller, error) {
 	if err != nil {
 		return caller, err
 	}
-	if !strings.HasPrefix(caller.Token, service.PlayerTokenPrefix) {
+	if !isPlayerToken(caller.Token) {
 		return caller, service.ErrPlayerRequired
 	}
 	return caller, nil
@@ -303,7 +302,11 @@ func (h *handler) handleLobby(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	page, err := h.deps.Games.Lobby(r.Context(), room, limit, cursor)
+	filter, err := lobbyFilter(q)
+	if err != nil {
+		return err
+	}
+	page, err := h.deps.Games.Lobby(r.Context(), room, limit, cursor, filter)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -12,27 +13,30 @@ import (
 
 	"chessapi/shared/chess"
 	"chessapi/shared/game"
+	"chessapi/shared/push"
 	"chessapi/shared/service"
 )
 
 // The local stream server: GET /v1/stream upgraded to a WebSocket on the
-// local server's listener, fed by the service's in-process feed of commits
-// (the same after-write path as everything else). Each subscription follows
-// one game in version order without gaps: a version it missed (the feed
-// does not wait for slow readers) is caught up from the game's change log.
-// A client that does not read its messages is disconnected instead of
-// holding anyone up; it reconnects with afterVersion and loses nothing.
+// local server's listener, speaking the one conversation (streamsession.go)
+// with its connections and subscriptions in memory, and fed by the
+// service's in-process feed of commits (the same after-write path as
+// everything else). Each subscription follows one game in version order
+// without gaps: a version it missed (the feed does not wait for slow
+// readers) is caught up from the game's change log. A client that does not
+// read its messages is disconnected instead of holding anyone up; it
+// reconnects with afterVersion and loses nothing.
 
-// StreamGames is what the stream needs of the service.
-type StreamGames interface {
-	Observe(ctx context.Context, gameID string, c service.Caller) (service.Observation, error)
-	ViewFor(st *game.State, seat *chess.Color) (*game.View, error)
-	Changes(ctx context.Context, gameID string, c service.Caller, after int64) (service.ChangeLog, error)
+// StreamFeed is what the local stream needs of the service: the
+// conversation's reads and writes, and the in-process feed of commits (of
+// a game, and of a registered player's games).
+type StreamFeed interface {
+	StreamGames
 	Watch(gameID string, buffer int) (<-chan service.Change, func())
-	SetPresence(ctx context.Context, gameID string, c service.Caller, connected bool) (*game.View, error)
+	WatchPlayer(playerID string, buffer int) service.PlayerWatch
 }
 
-var _ StreamGames = (*service.Service)(nil)
+var _ StreamFeed = (*service.Service)(nil)
 
 // StreamOptions tune the stream server; zero values take the defaults.
 type StreamOptions struct {
@@ -50,24 +54,20 @@ type StreamOptions struct {
 
 // Stream serves /v1/stream. Close it on shutdown.
 type Stream struct {
-	games StreamGames
-	opts  StreamOptions
-	log   *slog.Logger
+	games   StreamFeed
+	session *streamSession
+	opts    StreamOptions
+	log     *slog.Logger
 
 	mu       sync.Mutex
-	conns    map[*streamConn]struct{}
-	seats    map[seatKey]int // open subscriptions per game seat (presence)
+	conns    map[string]*streamConn // by id
+	lastID   uint64
 	closed   bool
-	presence sync.WaitGroup
-}
-
-type seatKey struct {
-	gameID string
-	color  chess.Color
+	presence sync.WaitGroup // presence writes of closed connections
 }
 
 // NewStream returns the local stream server.
-func NewStream(games StreamGames, opts StreamOptions) *Stream {
+func NewStream(games StreamFeed, opts StreamOptions) *Stream {
 	if opts.SendBuffer <= 0 {
 		opts.SendBuffer = 64
 	}
@@ -80,7 +80,9 @@ func NewStream(games StreamGames, opts StreamOptions) *Stream {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Stream{games: games, opts: opts, log: opts.Logger, conns: map[*streamConn]struct{}{}, seats: map[seatKey]int{}}
+	s := &Stream{games: games, opts: opts, log: opts.Logger, conns: map[string]*streamConn{}}
+	s.session = &streamSession{games: games, subs: memorySubscriptions{s}, send: s.send, follower: s, log: s.log, now: time.Now}
+	return s
 }
 
 // ServeHTTP upgrades the request and serves the connection until it
@@ -103,19 +105,27 @@ func (s *Stream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// hold, never with ambient credentials such as cookies, so a
 		// foreign page gains nothing by connecting.
 		InsecureSkipVerify: true,
+		// permessage-deflate when the client offers it (SPEC §16.1), each
+		// message compressed on its own: context takeover would keep a
+		// 1.2 MB compressor per connection (coder/websocket's figure),
+		// thousands of times over; messages past 512 bytes (a subscribed
+		// view, a change with legal moves) compress well on their own.
+		CompressionMode: websocket.CompressionNoContextTakeover,
 	})
 	if err != nil {
 		return // Accept has answered the request
 	}
 	ws.SetReadLimit(MaxStreamMessage)
-	c := &streamConn{s: s, ws: ws, caller: caller, lang: lang, send: make(chan []byte, s.opts.SendBuffer), subs: map[string]*streamSub{}, done: make(chan struct{})}
+	c := &streamConn{s: s, ws: ws, send: make(chan []byte, s.opts.SendBuffer), subs: map[string]*streamSub{}, done: make(chan struct{})}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		ws.Close(websocket.StatusGoingAway, "server shutting down")
 		return
 	}
-	s.conns[c] = struct{}{}
+	s.lastID++
+	c.info = StreamConn{ID: strconv.FormatUint(s.lastID, 10), Caller: caller, Lang: lang}
+	s.conns[c.info.ID] = c
 	s.mu.Unlock()
 	c.serve(r.Context())
 }
@@ -127,7 +137,7 @@ func (s *Stream) Close() {
 	s.mu.Lock()
 	s.closed = true
 	conns := make([]*streamConn, 0, len(s.conns))
-	for c := range s.conns {
+	for _, c := range s.conns {
 		conns = append(conns, c)
 	}
 	s.mu.Unlock()
@@ -144,61 +154,195 @@ func (s *Stream) Connections() int {
 	return len(s.conns)
 }
 
-// seatOpened and seatClosed count a seat's subscriptions across
-// connections; the first one opening marks the seat connected, the last
-// one closing disconnected (which starts its grace, seeds/000 §8.5).
-func (s *Stream) seatOpened(k seatKey, caller service.Caller) {
+func (s *Stream) conn(id string) *streamConn {
 	s.mu.Lock()
-	s.seats[k]++
-	first := s.seats[k] == 1
-	s.mu.Unlock()
-	if first {
-		s.setPresence(k, caller, true)
-	}
+	defer s.mu.Unlock()
+	return s.conns[id]
 }
 
-func (s *Stream) seatClosed(k seatKey, caller service.Caller) {
-	s.mu.Lock()
-	s.seats[k]--
-	last := s.seats[k] == 0
-	if last {
-		delete(s.seats, k)
+// send is the conversation's StreamSend: into the connection's queue (a
+// connection that has closed takes nothing).
+func (s *Stream) send(_ context.Context, connID string, m StreamMessage) error {
+	if c := s.conn(connID); c != nil {
+		c.enqueue(m)
 	}
+	return nil
+}
+
+// leftLater runs the presence rule for a subscription that ended without
+// its client asking (the connection closed, delivery failed), off the
+// connection's goroutines; not while the server shuts down.
+func (s *Stream) leftLater(sub push.Subscription, caller service.Caller) {
+	s.mu.Lock()
 	closing := s.closed
-	s.mu.Unlock()
-	if last && !closing {
-		s.setPresence(k, caller, false)
+	if !closing {
+		s.presence.Add(1)
 	}
-}
-
-func (s *Stream) setPresence(k seatKey, caller service.Caller, connected bool) {
-	s.presence.Add(1)
+	s.mu.Unlock()
+	if closing {
+		return
+	}
 	go func() {
 		defer s.presence.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if _, err := s.games.SetPresence(ctx, k.gameID, caller, connected); err != nil && !errors.Is(err, service.ErrNotFound) {
-			s.log.Warn("stream presence", "game", k.gameID, "color", k.color.String(), "connected", connected, "err", err)
-		}
+		s.session.left(ctx, sub, caller)
 	}()
+}
+
+// watch is the streamFollower of the conversation: the game's feed is
+// watched before the game is read; a subscription that replaces one of the
+// same game on the connection stops the old one first.
+func (s *Stream) watch(conn StreamConn, gameID string) (follow func(context.Context, *game.State, *chess.Color), abandon func()) {
+	changes, unwatch := s.games.Watch(gameID, 16)
+	sub, abandon := s.follow(conn, gameID, changes, unwatch)
+	if sub == nil {
+		return func(context.Context, *game.State, *chess.Color) {}, abandon
+	}
+	return func(ctx context.Context, st *game.State, seat *chess.Color) {
+		go sub.run(ctx, st.Version, seat)
+	}, abandon
+}
+
+// watchPlayer is watch for an account-wide subscription: the player's
+// feed, watched before the subscription is confirmed.
+func (s *Stream) watchPlayer(conn StreamConn, playerID string) (follow func(context.Context), abandon func()) {
+	w := s.games.WatchPlayer(playerID, 64)
+	sub, abandon := s.follow(conn, PlayerTopic(playerID), w.Changes, w.Stop)
+	if sub == nil {
+		return func(context.Context) {}, abandon
+	}
+	return func(context.Context) {
+		go sub.runPlayer(playerID, w.Lost)
+	}, abandon
+}
+
+// follow adds the subscription of key on conn's connection (nil when the
+// connection has gone or is closing), replacing one of the same key.
+func (s *Stream) follow(conn StreamConn, key string, changes <-chan service.Change, unwatch func()) (*streamSub, func()) {
+	c := s.conn(conn.ID)
+	if c == nil {
+		unwatch()
+		return nil, func() {}
+	}
+	sub := &streamSub{c: c, gameID: key, changes: changes, unwatch: unwatch, quit: make(chan struct{}), done: make(chan struct{})}
+	c.mu.Lock()
+	select {
+	case <-c.done:
+		// Closing: shutdown has taken (or is taking) the subscriptions it
+		// stops; one added now would outlive the connection.
+		c.mu.Unlock()
+		unwatch()
+		return nil, func() {}
+	default:
+	}
+	old := c.subs[key]
+	c.subs[key] = sub
+	c.mu.Unlock()
+	if old != nil {
+		old.stop() // a new subscribe restarts from its afterVersion
+	}
+	abandon := func() {
+		record, registered, _ := c.forget(sub)
+		sub.unwatch()
+		close(sub.done)
+		// The connection follows the game no more: as an unsubscribe.
+		if !registered && old != nil {
+			c.mu.Lock()
+			record, registered = old.record, old.registered
+			c.mu.Unlock()
+		}
+		if registered {
+			s.leftLater(record, c.info.Caller)
+		}
+	}
+	return sub, abandon
+}
+
+// memorySubscriptions is the registry of the local transport: the
+// subscriptions of the open connections, in memory.
+type memorySubscriptions struct{ s *Stream }
+
+var _ push.Subscriptions = memorySubscriptions{}
+
+// Subscribe records sub on the connection's watched game, unless the
+// connection already follows max other games.
+func (m memorySubscriptions) Subscribe(_ context.Context, sub push.Subscription, max int) error {
+	c := m.s.conn(sub.ConnID)
+	if c == nil {
+		return push.ErrNoConnection
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f := c.subs[sub.GameID]
+	if f == nil {
+		return push.ErrNoConnection // closed while subscribing
+	}
+	others := 0
+	for id, o := range c.subs {
+		if id != sub.GameID && o.registered {
+			others++
+		}
+	}
+	if others >= max {
+		return push.ErrTooManySubscriptions
+	}
+	f.record, f.registered = sub, true
+	return nil
+}
+
+// Unsubscribe stops the connection's following of the game.
+func (m memorySubscriptions) Unsubscribe(_ context.Context, connID, gameID string) (push.Subscription, bool, error) {
+	c := m.s.conn(connID)
+	if c == nil {
+		return push.Subscription{}, false, nil
+	}
+	c.mu.Lock()
+	sub := c.subs[gameID]
+	delete(c.subs, gameID)
+	var record push.Subscription
+	registered := false
+	if sub != nil {
+		record, registered = sub.record, sub.registered
+	}
+	c.mu.Unlock()
+	if sub == nil {
+		return push.Subscription{}, false, nil
+	}
+	sub.stop()
+	return record, registered, nil
+}
+
+// Subscribers lists the open connections' subscriptions to the game.
+func (m memorySubscriptions) Subscribers(_ context.Context, gameID string) ([]push.Subscription, error) {
+	m.s.mu.Lock()
+	defer m.s.mu.Unlock()
+	var out []push.Subscription
+	for _, c := range m.s.conns {
+		c.mu.Lock()
+		if sub := c.subs[gameID]; sub != nil && sub.registered {
+			out = append(out, sub.record)
+		}
+		c.mu.Unlock()
+	}
+	return out, nil
 }
 
 // streamConn is one client connection.
 type streamConn struct {
-	s      *Stream
-	ws     *websocket.Conn
-	caller service.Caller
-	lang   Lang
-	send   chan []byte // bounded: a client that does not read is dropped
+	s    *Stream
+	ws   *websocket.Conn
+	info StreamConn
+	send chan []byte // bounded: a client that does not read is dropped
 
 	mu        sync.Mutex
-	subs      map[string]*streamSub
+	subs      map[string]*streamSub // by game
 	done      chan struct{}
 	closeOnce sync.Once
 }
 
-// serve runs the connection: a writer draining send, the reader handling
-// client messages, and pings when idle.
+// serve runs the connection: a writer draining send, the reader handing
+// client messages to the conversation, and pings when idle.
 func (c *streamConn) serve(ctx context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -208,7 +352,11 @@ func (c *streamConn) serve(ctx context.Context) {
 		if err != nil {
 			break
 		}
-		c.handle(ctx, data)
+		// A connection closed meanwhile (by the writer, a slow-client drop
+		// or the server's shutdown) is no failure to report.
+		if err := c.s.session.handle(ctx, c.info, data); err != nil && !errors.Is(err, push.ErrNoConnection) {
+			c.s.log.Warn("stream message failed", "err", err)
+		}
 	}
 	c.shutdown(websocket.StatusNormalClosure, "")
 }
@@ -257,134 +405,113 @@ func (c *streamConn) enqueue(m StreamMessage) {
 	}
 }
 
-func (c *streamConn) handle(ctx context.Context, data []byte) {
-	req, err := DecodeStreamMessage(data)
-	if err != nil {
-		c.enqueue(StreamError(err, "", c.lang))
-		return
-	}
-	switch req.Action {
-	case ActionPing:
-		c.enqueue(StreamMessage{Type: MsgPong})
-	case ActionUnsubscribe:
-		c.mu.Lock()
-		sub := c.subs[req.GameID]
-		delete(c.subs, req.GameID)
-		c.mu.Unlock()
-		if sub != nil {
-			sub.stop()
-		}
-	case ActionSubscribe:
-		c.mu.Lock()
-		old := c.subs[req.GameID]
-		if old == nil && len(c.subs) >= MaxSubscriptions {
-			c.mu.Unlock()
-			c.enqueue(StreamError(ErrTooManySubscriptions, req.GameID, c.lang))
-			return
-		}
-		sub := &streamSub{c: c, gameID: req.GameID, quit: make(chan struct{}), done: make(chan struct{})}
-		c.subs[req.GameID] = sub
-		c.mu.Unlock()
-		if old != nil {
-			old.stop() // a new subscribe restarts from its afterVersion
-		}
-		go sub.run(ctx, req.AfterVersion)
-	}
-}
-
 // ErrTooManySubscriptions refuses an 11th game on one connection.
 var ErrTooManySubscriptions error = &apiError{Status: http.StatusTooManyRequests, Code: "too_many_subscriptions"}
 
-// shutdown closes the connection once and ends its subscriptions.
+// shutdown closes the connection once and ends its subscriptions; the
+// seats it held are then disconnected where no other connection holds
+// them (not while the server shuts down).
 func (c *streamConn) shutdown(code websocket.StatusCode, reason string) {
 	c.closeOnce.Do(func() {
 		close(c.done)
 		c.mu.Lock()
 		subs := make([]*streamSub, 0, len(c.subs))
+		var left []push.Subscription
 		for _, sub := range c.subs {
 			subs = append(subs, sub)
+			if sub.registered {
+				left = append(left, sub.record)
+			}
 		}
 		c.subs = map[string]*streamSub{}
 		c.mu.Unlock()
+		c.s.mu.Lock()
+		delete(c.s.conns, c.info.ID)
+		c.s.mu.Unlock()
 		for _, sub := range subs {
 			sub.stop()
 		}
-		c.s.mu.Lock()
-		delete(c.s.conns, c)
-		c.s.mu.Unlock()
+		for _, record := range left {
+			c.s.leftLater(record, c.info.Caller)
+		}
 		// Last: the close handshake waits (bounded) for a client that may
 		// not be reading at all.
 		c.ws.Close(code, reason)
 	})
 }
 
-// streamSub is one game followed by one connection.
-type streamSub struct {
-	c      *streamConn
-	gameID string
-	quit   chan struct{}
-	done   chan struct{}
-	once   sync.Once
+// forget removes sub from the connection if it is still the game's, and
+// returns what the registry had listed for it.
+func (c *streamConn) forget(sub *streamSub) (record push.Subscription, registered, removed bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.subs[sub.gameID] != sub {
+		return push.Subscription{}, false, false
+	}
+	delete(c.subs, sub.gameID)
+	return sub.record, sub.registered, true
 }
 
+// streamSub is one game (or one player's account) followed by one
+// connection: watched from before the game was read, recorded once
+// authorized, followed once caught up.
+type streamSub struct {
+	c       *streamConn
+	gameID  string
+	changes <-chan service.Change
+	unwatch func()
+	quit    chan struct{}
+	done    chan struct{} // closed when it stops: run returned, or abandoned
+	once    sync.Once
+
+	// record is the subscription as the registry lists it, once
+	// registered (guarded by c.mu).
+	record     push.Subscription
+	registered bool
+}
+
+// stop ends the subscription and waits until it has.
 func (sub *streamSub) stop() {
 	sub.once.Do(func() { close(sub.quit) })
 	<-sub.done
 }
 
-// run follows the game: the current view, the catch-up from afterVersion,
-// then every commit in version order.
-func (sub *streamSub) run(ctx context.Context, afterVersion *int64) {
+// run delivers every commit after version at, in version order: the next
+// one as a change, a gap from the change log. A subscription that cannot
+// go on ends as if unsubscribed.
+func (sub *streamSub) run(ctx context.Context, at int64, seat *chess.Color) {
 	defer close(sub.done)
+	defer sub.unwatch()
 	c := sub.c
-	// Watch before reading, so a commit between the read and the watch is
-	// not missed.
-	changes, unwatch := c.s.games.Watch(sub.gameID, 16)
-	defer unwatch()
-	obs, err := c.s.games.Observe(ctx, sub.gameID, c.caller)
-	if err != nil {
-		c.enqueue(StreamError(err, sub.gameID, c.lang))
-		sub.forget()
-		return
-	}
-	if obs.Seat != nil {
-		k := seatKey{sub.gameID, *obs.Seat}
-		c.s.seatOpened(k, c.caller)
-		defer c.s.seatClosed(k, c.caller)
-	}
-	view, err := c.s.games.ViewFor(obs.State, obs.Seat)
-	if err != nil {
-		c.enqueue(StreamError(err, sub.gameID, c.lang))
-		return
-	}
-	c.enqueue(SubscribedMessage(sub.gameID, view, c.lang))
-	last := obs.State.Version
-	if afterVersion != nil && *afterVersion < last {
-		if last, err = sub.catchUp(ctx, *afterVersion); err != nil {
-			return
-		}
-	}
 	for {
 		select {
 		case <-sub.quit:
 			return
-		case ch, ok := <-changes:
+		case ch, ok := <-sub.changes:
 			if !ok {
 				return
 			}
 			v := ch.State.Version
 			switch {
-			case v <= last: // already sent (a catch-up went past it)
-			case v == last+1:
-				view, err := c.s.games.ViewFor(ch.State, obs.Seat)
-				if err != nil {
-					c.enqueue(StreamError(err, sub.gameID, c.lang))
+			case v <= at: // already sent (a catch-up went past it)
+			case v == at+1:
+				m, err := newChangeMessages(ch.Prev, ch.State).forSeat(seat, c.info.Lang)
+				switch {
+				case err == nil:
+					c.enqueue(m)
+					at = v
+					continue
+				case !errors.Is(err, game.ErrNoDelta):
+					c.enqueue(StreamError(err, sub.gameID, c.info.Lang))
+					sub.ended()
 					return
 				}
-				c.enqueue(ChangeMessage(sub.gameID, v, lastEvents(ch.State, v), view, c.lang))
-				last = v
+				// A version without its delta: the whole view again.
+				fallthrough
 			default: // versions were skipped: the log has them
-				if last, err = sub.catchUp(ctx, last); err != nil {
+				var ok bool
+				if at, ok = sub.catchUp(ctx, at, seat); !ok {
+					sub.ended()
 					return
 				}
 			}
@@ -392,36 +519,73 @@ func (sub *streamSub) run(ctx context.Context, afterVersion *int64) {
 	}
 }
 
-// catchUp sends what changed after version after and returns the version
-// the subscriber is now at.
-func (sub *streamSub) catchUp(ctx context.Context, after int64) (int64, error) {
+// catchUp sends what changed after version at — each logged version as a
+// change, or, when the log no longer holds their deltas, the whole view
+// again (a subscribed with the missed events) — and returns the version
+// the subscriber is now at. ok is false when the game could not be read
+// (the client is told).
+func (sub *streamSub) catchUp(ctx context.Context, at int64, seat *chess.Color) (int64, bool) {
 	c := sub.c
-	log, err := c.s.games.Changes(ctx, sub.gameID, c.caller, after)
-	if err != nil {
-		c.enqueue(StreamError(err, sub.gameID, c.lang))
-		return 0, err
+	session := c.s.session
+	obs, err := session.games.Observe(ctx, sub.gameID, c.info.Caller)
+	if err == nil {
+		var changes []game.Change
+		var deltas []game.Delta
+		switch changes, deltas, err = service.DeltasAfter(obs.State, seat, at); {
+		case err == nil:
+			for i, ch := range changes {
+				m, err := ChangeMessage(sub.gameID, ch, deltas[i], c.info.Lang)
+				if err != nil {
+					c.enqueue(StreamError(err, sub.gameID, c.info.Lang))
+					return at, false
+				}
+				c.enqueue(m)
+			}
+			return max(at, obs.State.Version), true
+		case errors.Is(err, game.ErrNoDelta):
+			var view *game.View
+			if view, err = session.games.ViewFor(obs.State, seat); err == nil {
+				c.enqueue(SubscribedMessage(obs.State, view, &at, c.info.Lang))
+				return obs.State.Version, true
+			}
+		}
 	}
-	for _, m := range CatchUp(sub.gameID, log, c.lang) {
-		c.enqueue(m)
-	}
-	return log.Version, nil
+	c.enqueue(StreamError(err, sub.gameID, c.info.Lang))
+	return at, false
 }
 
-// forget removes a subscription that could not start.
-func (sub *streamSub) forget() {
+// runPlayer delivers the player events of every commit of the player's
+// games. Commits it could not keep up with cannot be told apart, so the
+// connection is then dropped like a client that does not read: it
+// reconnects and reads its list of games again.
+func (sub *streamSub) runPlayer(playerID string, lost <-chan struct{}) {
+	defer close(sub.done)
+	defer sub.unwatch()
 	c := sub.c
-	c.mu.Lock()
-	if c.subs[sub.gameID] == sub {
-		delete(c.subs, sub.gameID)
+	for {
+		select {
+		case <-sub.quit:
+			return
+		case <-lost:
+			go c.shutdown(websocket.StatusPolicyViolation, "too slow: reconnect")
+			return
+		case ch, ok := <-sub.changes:
+			if !ok {
+				return
+			}
+			for _, e := range service.PlayerEvents(ch.Prev, ch.State) {
+				if e.PlayerID == playerID {
+					c.enqueue(PlayerEventMessage(e, c.info.Lang))
+				}
+			}
+		}
 	}
-	c.mu.Unlock()
 }
 
-// lastEvents is the JSON of the events of version v, kept in the state's
-// change log.
-func lastEvents(st *game.State, v int64) []byte {
-	if n := len(st.Changes); n > 0 && st.Changes[n-1].Version == v {
-		return st.Changes[n-1].Events
+// ended removes a subscription that stopped on its own from its
+// connection, with the presence rule of an unsubscribe.
+func (sub *streamSub) ended() {
+	if record, registered, _ := sub.c.forget(sub); registered {
+		sub.c.s.leftLater(record, sub.c.info.Caller)
 	}
-	return nil
 }

@@ -52,7 +52,19 @@ func (f *checkerFixture) add(t *testing.T, name string, limits Limits) (Key, Rec
 }
 
 func (f *checkerFixture) check(text string) (string, error) {
-	return f.checker.Check(context.Background(), text)
+	return checkOnce(f.checker, text)
+}
+
+// checkOnce admits one request and releases it at once (a request
+// answered before the next one comes).
+func checkOnce(c *Checker, text string) (string, error) {
+	a, err := c.Admit(context.Background(), text)
+	if err == nil {
+		if rerr := a.Release(context.Background()); rerr != nil {
+			return a.KeyID, rerr
+		}
+	}
+	return a.KeyID, err
 }
 
 func TestCheckAccepts(t *testing.T) {
@@ -238,22 +250,21 @@ func TestBootstrapKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
 	for i := range 2 {
-		if id, err := c.Check(ctx, "sample-partner-key-5f2c9e1a7b3d"); err != nil || id != BootstrapID {
+		if id, err := checkOnce(c, "sample-partner-key-5f2c9e1a7b3d"); err != nil || id != BootstrapID {
 			t.Fatalf("bootstrap request %d: %q, %v", i+1, id, err)
 		}
 	}
-	_, err = c.Check(ctx, "sample-partner-key-5f2c9e1a7b3d")
+	_, err = checkOnce(c, "sample-partner-key-5f2c9e1a7b3d")
 	limitError(t, err, "perSecond")
 	// Without a store, other texts are wrong or unknown, never ErrNoKeys.
 	for text, want := range map[string]error{"sample-partner-key-5f2c9e1a7b3": ErrMalformed, "": ErrMissing} {
-		if _, err := c.Check(ctx, text); !errors.Is(err, want) {
+		if _, err := checkOnce(c, text); !errors.Is(err, want) {
 			t.Errorf("Check(%q) = %v; want %v", text, err, want)
 		}
 	}
 	k, _ := Generate(rand.Reader)
-	if _, err := c.Check(ctx, k.String()); !errors.Is(err, ErrUnknown) {
+	if _, err := checkOnce(c, k.String()); !errors.Is(err, ErrUnknown) {
 		t.Errorf("a well-formed key without a store: %v; want ErrUnknown", err)
 	}
 	// Zero limits are the defaults.
@@ -272,13 +283,13 @@ func TestCheckerWithoutKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	k, _ := Generate(rand.Reader)
-	if _, err := c.Check(context.Background(), ""); !errors.Is(err, ErrMissing) {
+	if _, err := checkOnce(c, ""); !errors.Is(err, ErrMissing) {
 		t.Errorf("no key: %v; want ErrMissing", err)
 	}
-	if _, err := c.Check(context.Background(), "nonsense"); !errors.Is(err, ErrMalformed) {
+	if _, err := checkOnce(c, "nonsense"); !errors.Is(err, ErrMalformed) {
 		t.Errorf("malformed: %v; want ErrMalformed", err)
 	}
-	if _, err := c.Check(context.Background(), k.String()); !errors.Is(err, ErrNoKeys) || errors.Is(err, ErrInvalidKey) {
+	if _, err := checkOnce(c, k.String()); !errors.Is(err, ErrNoKeys) || errors.Is(err, ErrInvalidKey) {
 		t.Errorf("well-formed key, nowhere to look: %v; want ErrNoKeys (not an invalid key)", err)
 	}
 	if _, err := NewChecker(Options{Store: NewMemoryStore()}); err == nil {
@@ -307,11 +318,11 @@ func (failingCounter) Hit(context.Context, string, time.Duration, time.Time) (in
 func TestCheckFailsClosed(t *testing.T) {
 	f := newCheckerFixture(t, DefaultLimits)
 	c, _ := NewChecker(Options{Store: &failingStore{f.store}, Counter: f.counter})
-	if _, err := c.Check(context.Background(), f.key.String()); err == nil || errors.Is(err, ErrInvalidKey) || !strings.Contains(err.Error(), "table unavailable") {
+	if _, err := checkOnce(c, f.key.String()); err == nil || errors.Is(err, ErrInvalidKey) || !strings.Contains(err.Error(), "table unavailable") {
 		t.Errorf("store failure: %v", err)
 	}
 	c, _ = NewChecker(Options{Store: f.store, Counter: failingCounter{}})
-	if _, err := c.Check(context.Background(), f.key.String()); err == nil || !strings.Contains(err.Error(), "throttled") {
+	if _, err := checkOnce(c, f.key.String()); err == nil || !strings.Contains(err.Error(), "throttled") {
 		t.Errorf("counter failure: %v", err)
 	}
 }
@@ -426,7 +437,7 @@ func BenchmarkCheck(b *testing.B) {
 	text := k.String()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := c.Check(context.Background(), text); err != nil {
+		if _, err := checkOnce(c, text); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -18,30 +18,23 @@
 package apikey
 
 import (
-	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/base32"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"strings"
+
+	"chessapi/shared/credential"
 )
 
-const (
-	prefix      = "ak_"
-	idBytes     = 10 // 80 bits: unique among keys without coordination
-	secretBytes = 32 // 256 bits
+// A key's form is credential.APIKey's (the one table of credential kinds);
+// these are its lengths, for tools and tests that take a key apart.
+var (
 	// IDLen and SecretLen are the lengths of a key's parts in characters.
-	IDLen     = 16 // base32 of idBytes
-	SecretLen = 52 // base32 of secretBytes, without padding
+	IDLen     = credential.APIKey.PartLen(0)
+	SecretLen = credential.APIKey.PartLen(1)
 	// KeyLen is the length of a whole key.
-	KeyLen = len(prefix) + IDLen + 1 + SecretLen
+	KeyLen = credential.APIKey.Len()
 )
-
-// b32 is lowercase base32 without padding: keys are case-sensitive
-// strings, and lowercase reads and types better.
-var b32 = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
 
 // Key is a parsed key.
 type Key struct {
@@ -52,17 +45,14 @@ type Key struct {
 
 // String is the key's text, secret included: show it to its holder
 // once, never log it.
-func (k Key) String() string { return prefix + k.ID + "_" + k.secret }
+func (k Key) String() string { return credential.APIKey.Prefix() + k.ID + "_" + k.secret }
 
 // Hash is what the store keeps of the key: the hex SHA-256 of its whole
 // text (so the hash is bound to the id as well as the secret).
 func (k Key) Hash() string { return HashText(k.String()) }
 
-// HashText is the stored hash of a key's text.
-func HashText(text string) string {
-	sum := sha256.Sum256([]byte(text))
-	return hex.EncodeToString(sum[:])
-}
+// HashText is the stored hash of a key's text (credential.Hash).
+func HashText(text string) string { return credential.Hash(text) }
 
 // Matches reports, in constant time, whether k is the key whose hash is
 // storedHash.
@@ -73,11 +63,11 @@ func (k Key) Matches(storedHash string) bool {
 // Generate makes a new key from random (crypto/rand.Reader in
 // production).
 func Generate(random io.Reader) (Key, error) {
-	var b [idBytes + secretBytes]byte
-	if _, err := io.ReadFull(random, b[:]); err != nil {
-		return Key{}, fmt.Errorf("apikey: random source: %w", err)
+	text, err := credential.APIKey.Mint(random)
+	if err != nil {
+		return Key{}, fmt.Errorf("apikey: %w", err)
 	}
-	return Key{ID: b32.EncodeToString(b[:idBytes]), secret: b32.EncodeToString(b[idBytes:])}, nil
+	return Parse(text)
 }
 
 // ErrMalformedText is returned by Parse for any text that is not a key of
@@ -88,28 +78,13 @@ var ErrMalformedText = errors.New("apikey: not a key of the form ak_<16 base32>_
 // lowercase, no blanks, the canonical encoding of the random bytes (so
 // one key has one text, and a hash of any other text matches nothing).
 func Parse(text string) (Key, error) {
-	if len(text) != KeyLen || !strings.HasPrefix(text, prefix) || text[len(prefix)+IDLen] != '_' {
+	parts, ok := credential.APIKey.Split(text)
+	if !ok {
 		return Key{}, ErrMalformedText
 	}
-	id := text[len(prefix) : len(prefix)+IDLen]
-	secret := text[len(prefix)+IDLen+1:]
-	if !ValidID(id) || !canonical(secret, secretBytes) {
-		return Key{}, ErrMalformedText
-	}
-	return Key{ID: id, secret: secret}, nil
+	return Key{ID: parts[0], secret: parts[1]}, nil
 }
 
 // ValidID reports whether id is a key id of the issued form (tools check
 // an id before they look it up).
-func ValidID(id string) bool { return len(id) == IDLen && canonical(id, idBytes) }
-
-// canonical reports whether s is the unpadded lowercase base32 encoding
-// of exactly n bytes, as the encoder writes it: the last character's
-// unused low bits must be zero, or two texts would decode alike.
-func canonical(s string, n int) bool {
-	if len(s) != b32.EncodedLen(n) {
-		return false
-	}
-	b, err := b32.DecodeString(s)
-	return err == nil && len(b) == n && b32.EncodeToString(b) == s
-}
+func ValidID(id string) bool { return credential.APIKey.PartWellFormed(0, id) }

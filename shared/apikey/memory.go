@@ -113,21 +113,28 @@ func (m *MemoryCounter) Hit(ctx context.Context, key string, window time.Duratio
 	if window <= 0 {
 		return 0, time.Time{}, ErrBadWindow
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	w, end := m.window(key, window, now)
+	m.counts[w]++
+	return m.counts[w], end, nil
+}
+
+// window is key's window of the given length containing now, and its
+// end. A window not counted yet drops the windows of this key that have
+// ended. m.mu is held.
+func (m *MemoryCounter) window(key string, window time.Duration, now time.Time) (counterWindow, time.Time) {
 	start := now.UnixNano() - mod(now.UnixNano(), int64(window))
 	end := time.Unix(0, start).Add(window)
 	w := counterWindow{key, start, window}
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	if _, ok := m.counts[w]; !ok {
-		// A new window: drop the windows of this key that have ended.
 		for old := range m.counts {
 			if old.key == key && old.start+int64(old.len) <= now.UnixNano() {
 				delete(m.counts, old)
 			}
 		}
 	}
-	m.counts[w]++
-	return m.counts[w], end, nil
+	return w, end
 }
 
 // mod is the non-negative remainder (times before 1970 are still aligned

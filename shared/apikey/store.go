@@ -19,18 +19,44 @@ type Limits struct {
 	PerSecond int64
 	// PerDay is the most requests counted in one UTC day.
 	PerDay int64
+	// InFlight is the most requests of the key being answered at once,
+	// across every instance (0: DefaultInFlight, the value of records
+	// stored before the limit existed). A request holds one of them from
+	// its admission to its answer: a key within its rate (5 a second)
+	// whose requests each search for 10 s would otherwise hold 50 AI
+	// instances, more than the endpoint's whole reserved concurrency.
+	InFlight int64
 }
 
-// Bounds of the limits a key may be given.
+// Bounds of the limits a key may be given. MaxInFlight is also what a
+// refused admission may cost at most (the data table's leases are one
+// item a key, so it is a bound on that item's size, not on writes).
 const (
 	MaxPerSecond = 1000
 	MaxPerDay    = 1_000_000_000
+	MaxInFlight  = 20
 )
+
+// DefaultInFlight is the in-flight limit of a key that names none: two
+// requests at once, so that ten keys are needed to fill the AI
+// endpoint's default reserved concurrency of 20 (template.yaml,
+// AiConcurrency).
+const DefaultInFlight = 2
 
 // DefaultLimits are a new key's limits unless its maker says otherwise:
 // an AI request can hold a 1769 MB function for up to 10 s, so a partner
-// gets a few a second and a day's worth that costs a few dollars at most.
-var DefaultLimits = Limits{PerSecond: 5, PerDay: 10_000}
+// gets a few a second, two at once, and a day's worth that costs a few
+// dollars at most.
+var DefaultLimits = Limits{PerSecond: 5, PerDay: 10_000, InFlight: DefaultInFlight}
+
+// MaxInFlightRequests is the in-flight limit in force: InFlight, or
+// DefaultInFlight when it is 0.
+func (l Limits) MaxInFlightRequests() int64 {
+	if l.InFlight == 0 {
+		return DefaultInFlight
+	}
+	return l.InFlight
+}
 
 // FieldError names the field of a record, a flag or a request that is
 // wrong, and why.
@@ -48,6 +74,9 @@ func (l Limits) Validate() error {
 	}
 	if l.PerDay < 1 || l.PerDay > MaxPerDay {
 		return &FieldError{"perDay", fmt.Sprintf("= %d is not between 1 and %d", l.PerDay, MaxPerDay)}
+	}
+	if l.InFlight < 0 || l.InFlight > MaxInFlight {
+		return &FieldError{"inFlight", fmt.Sprintf("= %d is not between 1 and %d (0: the default, %d)", l.InFlight, MaxInFlight, DefaultInFlight)}
 	}
 	return nil
 }

@@ -77,7 +77,7 @@ func TestAITurnPanicIsSurvived(t *testing.T) {
 	var trigger *inprocess.Trigger
 	// Production options (cmd/local): the default retry delay and bounds.
 	wired, err := app.New(app.Config{
-		Store: store, Players: store, Lister: store,
+		Config: service.Config{Store: store, Players: store, Lister: store, Engine: engine, Effects: service.EffectsInline, Logger: log},
 		NewScheduler: func(handle app.TimeoutHandler) (service.Scheduler, error) {
 			s, err := localsched.New(handle, localsched.Options{Logger: log})
 			sched = s
@@ -87,9 +87,6 @@ func TestAITurnPanicIsSurvived(t *testing.T) {
 			trigger = inprocess.New(run, inprocess.Options{Workers: 1, Logger: log})
 			return trigger, nil
 		},
-		Engine:  engine,
-		Effects: service.EffectsInline,
-		Logger:  log,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 
 	"chessapi/shared/api"
 	"chessapi/shared/app"
+	"chessapi/shared/service"
 	"chessapi/shared/store/boltstore"
 )
 
@@ -44,7 +45,7 @@ func TestStreamSlowClientDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	wired, err := app.New(app.Config{Store: store, Stream: true, StreamOptions: api.StreamOptions{SendBuffer: 4, WriteTimeout: 500 * time.Millisecond}})
+	wired, err := app.New(app.Config{Config: service.Config{Store: store}, Stream: true, StreamOptions: api.StreamOptions{SendBuffer: 4, WriteTimeout: 500 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}

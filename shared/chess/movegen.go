@@ -224,14 +224,26 @@ func (p *Position) genPawnMoves(l *MoveList, gen GenType, pinned, checkMask Bitb
 		// blocking on the target square).
 		if checkMask.Has(capSq) || checkMask.Has(p.ep) {
 			for b := pawnAttacks[them][p.ep] & pawns; b != 0; {
-				from := b.PopFirst()
-				occAfter := occ&^SquareBB(from)&^SquareBB(capSq) | SquareBB(p.ep)
-				if p.AttackersTo(ksq, occAfter)&enemy&^SquareBB(capSq) == 0 {
+				if from := b.PopFirst(); p.enPassantSafe(from, p.ep) {
 					l.add(newEnPassant(from, p.ep))
 				}
 			}
 		}
 	}
+}
+
+// enPassantSafe reports whether our pawn on from may take en passant onto
+// ep without leaving our king attacked: with our pawn on ep and both pawns
+// gone from their squares, nothing but the taken pawn attacks the king. It
+// is the one test of an en-passant capture's legality (the generator,
+// CountMoves and the en-passant square's bookkeeping, enPassantLegal, all
+// ask it), covering the pinned capturer that leaves its line through the
+// king and the rank pin that only opens when both pawns leave the rank.
+func (p *Position) enPassantSafe(from, ep Square) bool {
+	us := p.side
+	capSq := ep ^ 8
+	occ := p.pieces[0]&^SquareBB(from)&^SquareBB(capSq) | SquareBB(ep)
+	return p.AttackersTo(p.kings[us], occ)&p.colors[us^1]&^SquareBB(capSq) == 0
 }
 
 func addPromotions(l *MoveList, from, to Square) {
@@ -361,11 +373,8 @@ func (p *Position) CountMoves() int {
 	}
 
 	if p.ep != NoSquare && (checkMask.Has(p.ep^8) || checkMask.Has(p.ep)) {
-		capSq := p.ep ^ 8
 		for b := pawnAttacks[them][p.ep] & pawns; b != 0; {
-			from := b.PopFirst()
-			occAfter := occ&^SquareBB(from)&^SquareBB(capSq) | SquareBB(p.ep)
-			if p.AttackersTo(ksq, occAfter)&enemy&^SquareBB(capSq) == 0 {
+			if p.enPassantSafe(b.PopFirst(), p.ep) {
 				n++
 			}
 		}

@@ -293,13 +293,8 @@ func (p *Position) maybeSetEnPassant(ep Square, capturer Color) {
 // capture onto ep.
 func (p *Position) enPassantLegal(ep Square) bool {
 	us := p.side
-	capSq := ep ^ 8
-	ksq := p.kings[us]
 	for cands := pawnAttacks[us^1][ep] & p.pieces[Pawn] & p.colors[us]; cands != 0; {
-		from := cands.PopFirst()
-		occ := p.pieces[0]&^SquareBB(from)&^SquareBB(capSq) | SquareBB(ep)
-		// After the capture, is our king attacked by anything but the taken pawn?
-		if p.AttackersTo(ksq, occ)&p.colors[us^1]&^SquareBB(capSq) == 0 {
+		if p.enPassantSafe(cands.PopFirst(), ep) {
 			return true
 		}
 	}

@@ -3,6 +3,7 @@ package chess
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -117,6 +118,160 @@ func TestEnPassant(t *testing.T) {
 			t.Errorf("FEN = %q; want %q", got, want)
 		}
 	})
+}
+
+// TestEnPassantExposingTheKing: an en-passant capture is legal only if the
+// king is safe once both pawns are gone (the capturer from its square, the
+// taken pawn from beside it). Each position arises from a double step, and
+// is also read from its FEN; both ways the refused captures must be
+// missing from the legal moves, from CountMoves, from IsLegal and from
+// DecodeStoredUCI, ParseUCI must explain them as a move into check, and the
+// FEN keeps the en-passant square exactly when a capture is legal.
+//
+// Where a second pawn may take (the diagonal and file pins), the
+// en-passant square stays, so only the generator's own test of the
+// capturer stands between the pinned pawn and an illegal move. The rank
+// pin, where both pawns leave the rank between king and rook, can only
+// have one capturer (a second would still block the rank), so there the
+// square is dropped.
+func TestEnPassantExposingTheKing(t *testing.T) {
+	tests := []struct {
+		name    string
+		variant Variant
+		before  string // the position before the double step
+		double  string // the double step
+		after   string // the position after it, as FEN writes it
+		legal   []string
+		illegal []string
+	}{
+		{"white, pinned on a diagonal", VariantStandard,
+			"7k/3p2b1/8/2P1P3/8/8/8/K7 b - - 0 1", "d7d5",
+			"7k/6b1/8/2PpP3/8/8/8/K7 w - d6 0 2", []string{"c5d6"}, []string{"e5d6"}},
+		{"black, pinned on a diagonal", VariantStandard,
+			"k7/8/8/8/2p1p3/8/3P2B1/7K w - - 0 1", "d2d4",
+			"k7/8/8/8/2pPp3/8/6B1/7K b - d3 0 1", []string{"c4d3"}, []string{"e4d3"}},
+		{"white, pinned on a file", VariantStandard,
+			"4r2k/3p4/8/2P1P3/8/8/8/4K3 b - - 0 1", "d7d5",
+			"4r2k/8/8/2PpP3/8/8/8/4K3 w - d6 0 2", []string{"c5d6"}, []string{"e5d6"}},
+		{"black, pinned on a file", VariantStandard,
+			"4k3/8/8/8/2p1p3/8/3P4/4R2K w - - 0 1", "d2d4",
+			"4k3/8/8/8/2pPp3/8/8/4R2K b - d3 0 1", []string{"c4d3"}, []string{"e4d3"}},
+		{"white, both pawns leave the rank", VariantStandard,
+			"4k3/3p4/8/K3P2r/8/8/8/8 b - - 0 1", "d7d5",
+			"4k3/8/8/K2pP2r/8/8/8/8 w - - 0 2", nil, []string{"e5d6"}},
+		{"black, both pawns leave the rank", VariantStandard,
+			"8/8/8/8/R2p3k/8/4P3/4K3 w - - 0 1", "e2e4",
+			"8/8/8/8/R2pP2k/8/8/4K3 b - - 0 1", nil, []string{"d4e3"}},
+		{"Chess960 white, pinned on a diagonal", VariantChess960,
+			"6k1/4p2b/8/3P1P2/8/8/8/RK5R b AH - 0 1", "e7e5",
+			"6k1/7b/8/3PpP2/8/8/8/RK5R w HA e6 0 2", []string{"d5e6"}, []string{"f5e6"}},
+		{"Chess960 black, pinned on a diagonal", VariantChess960,
+			"rk5r/8/8/8/3p1p2/8/4P2B/6K1 w ah - 0 1", "e2e4",
+			"rk5r/8/8/8/3pPp2/8/7B/6K1 b ha e3 0 1", []string{"d4e3"}, []string{"f4e3"}},
+		{"Chess960 white, both pawns leave the rank", VariantChess960,
+			"1r4kr/3p4/8/K3P2r/8/8/8/8 b hb - 0 1", "d7d5",
+			"1r4kr/8/8/K2pP2r/8/8/8/8 w hb - 0 2", nil, []string{"e5d6"}},
+		{"Chess960 black, both pawns leave the rank", VariantChess960,
+			"8/8/8/8/R2p2k1/8/4P3/1RK4R w HB - 0 1", "e2e4",
+			"8/8/8/8/R2pP1k1/8/8/1RK4R b HB - 0 1", nil, []string{"d4e3"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			played, err := ParseFENVariant(tt.before, tt.variant)
+			if err != nil {
+				t.Fatalf("ParseFENVariant(%q, %v): %v", tt.before, tt.variant, err)
+			}
+			playUCI(t, played, tt.double)
+			if got := played.FEN(); got != tt.after {
+				t.Errorf("after %s: FEN = %q; want %q", tt.double, got, tt.after)
+			}
+			// The same position read from a FEN that names the en-passant
+			// square whether or not a capture is legal.
+			withEP := withEnPassantField(t, tt.after, tt.double)
+			parsed, err := ParseFENVariant(withEP, tt.variant)
+			if err != nil {
+				t.Fatalf("ParseFENVariant(%q, %v): %v", withEP, tt.variant, err)
+			}
+			for _, p := range []*Position{played, parsed} {
+				if p.Chess960() != (tt.variant == VariantChess960) {
+					t.Errorf("%s: Chess960() = %v; want %v", p.FEN(), p.Chess960(), tt.variant == VariantChess960)
+				}
+				checkEnPassantCaptures(t, p, tt.legal, tt.illegal)
+			}
+		})
+	}
+}
+
+// withEnPassantField returns fen with its en-passant field set to the
+// square the double step (UCI) skipped.
+func withEnPassantField(t *testing.T, fen, double string) string {
+	t.Helper()
+	from, err1 := ParseSquare(double[:2])
+	to, err2 := ParseSquare(double[2:4])
+	if err1 != nil || err2 != nil {
+		t.Fatalf("double step %q: %v, %v", double, err1, err2)
+	}
+	fields := strings.Fields(fen)
+	fields[3] = Square((int(from) + int(to)) / 2).String()
+	return strings.Join(fields, " ")
+}
+
+// checkEnPassantCaptures asserts that exactly the legal en-passant captures
+// are offered in p, by every way the package answers "is this legal?".
+func checkEnPassantCaptures(t *testing.T, p *Position, legal, illegal []string) {
+	t.Helper()
+	fen := p.FEN()
+	moves := p.LegalMoves()
+	var generated []string
+	for _, m := range moves {
+		if m.IsEnPassant() {
+			generated = append(generated, p.UCI(m))
+		}
+	}
+	slices.Sort(generated)
+	if want := slices.Sorted(slices.Values(legal)); !slices.Equal(generated, want) {
+		t.Errorf("%s: en-passant captures generated = %v; want %v", fen, generated, want)
+	}
+	if n := p.CountMoves(); n != len(moves) {
+		t.Errorf("%s: CountMoves() = %d; want %d (the generated moves)", fen, n, len(moves))
+	}
+	wantEP := NoSquare
+	if len(legal) > 0 {
+		wantEP = mustSquare(t, legal[0][2:4])
+	}
+	if p.EnPassant() != wantEP {
+		t.Errorf("%s: EnPassant() = %v; want %v (kept exactly when a capture is legal)", fen, p.EnPassant(), wantEP)
+	}
+	for _, u := range legal {
+		m := newEnPassant(mustSquare(t, u[:2]), mustSquare(t, u[2:4]))
+		if !p.IsLegal(m) {
+			t.Errorf("%s: IsLegal(%s) = false; want true", fen, u)
+		}
+		if got, err := p.DecodeStoredUCI(u); err != nil || got != m {
+			t.Errorf("%s: DecodeStoredUCI(%q) = %v, %v; want the en-passant capture", fen, u, got, err)
+		}
+	}
+	for _, u := range illegal {
+		m := newEnPassant(mustSquare(t, u[:2]), mustSquare(t, u[2:4]))
+		if p.IsLegal(m) {
+			t.Errorf("%s: IsLegal(%s) = true; want false (it exposes the king)", fen, u)
+		}
+		if _, err := p.ParseUCI(u); !errors.Is(err, ErrKingInCheck) {
+			t.Errorf("%s: ParseUCI(%q) error = %v; want ErrKingInCheck", fen, u, err)
+		}
+		if _, err := p.DecodeStoredUCI(u); !errors.Is(err, ErrKingInCheck) {
+			t.Errorf("%s: DecodeStoredUCI(%q) error = %v; want ErrKingInCheck", fen, u, err)
+		}
+	}
+}
+
+func mustSquare(t *testing.T, s string) Square {
+	t.Helper()
+	sq, err := ParseSquare(s)
+	if err != nil {
+		t.Fatalf("ParseSquare(%q): %v", s, err)
+	}
+	return sq
 }
 
 func TestPromotions(t *testing.T) {

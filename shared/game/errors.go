@@ -137,6 +137,11 @@ const (
 	CodeInviteRequired
 	// CodeRatingOutOfRange: the player's rating is outside the room's gate.
 	CodeRatingOutOfRange
+	// CodeNotStarted: an action of play before a game of the yeoul rules
+	// has started (its ready step, or the seconds before StartsAt).
+	CodeNotStarted
+	// CodeNoReadyStep: ready in a game of the standard rules.
+	CodeNoReadyStep
 )
 
 // codeNames holds each code's API spelling. Human texts for them live at
@@ -165,6 +170,8 @@ var codeNames = [...]string{
 	CodeGameNotWaiting:    "game_not_waiting",
 	CodeInviteRequired:    "invite_required",
 	CodeRatingOutOfRange:  "rating_out_of_range",
+	CodeNotStarted:        "not_started",
+	CodeNoReadyStep:       "no_ready_step",
 }
 
 // Codes lists every code, for catalogues and their tests.
@@ -232,18 +239,20 @@ func MoveRefusal(err error, field string) error {
 	return &RuleError{Code: code, Err: err}
 }
 
-// DecodeError reports stored bytes that are not a valid game state.
-type DecodeError struct {
+// RestoreError reports a state read back from storage that is not a
+// consistent game (Restore): an illegal move, an unknown phase, a result
+// outside the finished phase. The stored form's decoder wraps it.
+type RestoreError struct {
 	Reason string
 	Err    error
 }
 
-func (e *DecodeError) Error() string {
-	msg := "game: decode state: " + e.Reason
+func (e *RestoreError) Error() string {
+	msg := "game: restore: " + e.Reason
 	if e.Err != nil {
 		msg += ": " + e.Err.Error()
 	}
 	return msg
 }
 
-func (e *DecodeError) Unwrap() error { return e.Err }
+func (e *RestoreError) Unwrap() error { return e.Err }

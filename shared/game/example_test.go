@@ -7,10 +7,12 @@ import (
 
 	"chessapi/shared/chess"
 	"chessapi/shared/game"
+	"chessapi/shared/game/storedgame"
 )
 
-// The life of a game as the service drives it: create, join, decode an
-// action request, reduce it, store the state and show each seat its view.
+// The life of a game as the service drives it: create, join, reduce a
+// seat's action, store the state (package storedgame) and read it back,
+// and show each seat its view.
 func Example() {
 	start := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	tc, hostWhite := "3+2", "hostWhite"
@@ -34,8 +36,11 @@ func Example() {
 	}
 	fmt.Println(events[0].Type, events[0].SAN, s.Version)
 
-	stored, _ := game.Encode(s)
-	s, _ = game.Decode(stored)
+	stored := storedgame.Encode(s)
+	s, err = storedgame.Decode(stored)
+	if err != nil {
+		panic(err)
+	}
 	black := chess.Black
 	view, _ := game.ViewOf(s, &black, start.Add(10*time.Second))
 	fmt.Println(view.Turn, len(view.LegalMoves), view.Moves[0].SAN)

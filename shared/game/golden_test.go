@@ -49,6 +49,19 @@ func viewJSON(t *testing.T, s *State, you *chess.Color, now int64) []byte {
 	return append(js, '\n')
 }
 
+// stateJSON is the state behind golden files, kept as golden too
+// (state_*.json): shared/game/storedgame round-trips these games through
+// the stored form and checks that they still show the golden views and
+// PGNs.
+func stateJSON(t *testing.T, s *State) []byte {
+	t.Helper()
+	js, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(js, '\n')
+}
+
 func TestGoldenViews(t *testing.T) {
 	// An Italian game in progress: Black to move, with a pending draw offer
 	// from White and a capture on the board.
@@ -57,6 +70,7 @@ func TestGoldenViews(t *testing.T) {
 	s, _ = mustApply(t, s, white, Action{Type: ActionOfferDraw}, at(13000))
 	t.Run("mover", func(t *testing.T) { checkGolden(t, "view_mover.json", viewJSON(t, s, ptr(black), 20000)) })
 	t.Run("opponent", func(t *testing.T) { checkGolden(t, "view_opponent.json", viewJSON(t, s, ptr(white), 20000)) })
+	t.Run("state", func(t *testing.T) { checkGolden(t, "state_italian.json", stateJSON(t, s)) })
 
 	// A finished Chess960 game watched by a spectator.
 	c := gameFromFEN(t, "1r4kr/8/8/8/8/8/8/1R4KR w HBhb - 0 1", opts(t, `{"variant":"chess960"}`))
@@ -64,6 +78,7 @@ func TestGoldenViews(t *testing.T) {
 	c = play(t, c, 1000, "g1h1", "g8h8", "b1b8", "f8b8")
 	c, _ = mustApply(t, c, white, Action{Type: ActionResign}, at(8000))
 	t.Run("finished 960 spectator", func(t *testing.T) { checkGolden(t, "view_960_finished.json", viewJSON(t, c, nil, 9000)) })
+	t.Run("finished 960 state", func(t *testing.T) { checkGolden(t, "state_960_finished.json", stateJSON(t, c)) })
 }
 
 func TestGoldenPGN(t *testing.T) {
@@ -74,6 +89,7 @@ func TestGoldenPGN(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkGolden(t, "scholars_mate.pgn", []byte(pgn))
+	checkGolden(t, "state_scholars_mate.json", stateJSON(t, s))
 
 	c, _, err := New(NewGame{GameID: "g960", Options: opts(t, `{"variant":"chess960","timeControl":"perMove:60","colorAssignment":"hostBlack"}`),
 		Host: Player{ID: "p1", Name: "흑 플레이어"}, Seed: 2024}, t0)
@@ -91,6 +107,7 @@ func TestGoldenPGN(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkGolden(t, "chess960_resigned.pgn", []byte(pgn))
+	checkGolden(t, "state_chess960_resigned.json", stateJSON(t, c))
 	// The rules package reads it back to the same moves.
 	g, err := chess.ParsePGN(pgn)
 	if err != nil || len(g.Moves) != c.Ply() {

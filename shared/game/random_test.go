@@ -10,8 +10,8 @@ import (
 // TestRandomGames plays random games of both variants with every option
 // mix: mostly legal moves, with take-backs, draw offers, answers,
 // resignations, timeouts and presence changes in between. After every
-// change the invariants of FuzzApply hold and the state round-trips through
-// Encode/Decode unchanged.
+// change the invariants of FuzzApply hold and the state restores unchanged
+// from what a stored form keeps of it.
 //
 // The default run plays 8 games (2 with -short); GAME_RANDOM_GAMES=N plays N (e.g. 3000
 // for the long run documented in docs/game.md).

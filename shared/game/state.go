@@ -8,7 +8,8 @@ import (
 )
 
 // StateVersion is the schema version of State (seeds/000 §5.4). Version 1
-// states (no variant option, no chess960Index) are migrated by Decode.
+// states (no variant option, no chess960Index) are migrated by the stored
+// form's reader (shared/game/storedgame).
 const StateVersion = 2
 
 // RequestLogSize is how many applied request ids each seat remembers for
@@ -19,7 +20,10 @@ const RequestLogSize = 32
 type Phase string
 
 const (
-	PhaseWaiting  Phase = "waiting"  // one seat taken, waiting for an opponent
+	PhaseWaiting Phase = "waiting" // one seat taken, waiting for an opponent
+	// PhaseReady: both seats taken in a game of the yeoul rules, which
+	// starts StartDelayMs after both seats are ready (seeds/003).
+	PhaseReady    Phase = "ready"
 	PhasePlaying  Phase = "playing"  // both seats taken (or a human and an AI)
 	PhaseFinished Phase = "finished" // Result is set
 )
@@ -54,12 +58,14 @@ const (
 
 // State is one game: the ChessState of seeds/000 §8.1 plus what the service
 // needs (identity, version, seats, presence, the request-id log, rematch
-// links). All times are Unix milliseconds. A State is a plain value: Apply
+// links). All times are Unix milliseconds. A State is a plain value: Reduce
 // and the other transitions return a new State and never modify their input.
 //
-// FEN, Repetition, Claimable and each move's SAN, FENAfter and Captured are
-// derived from StartFEN and the moves' UCI; Encode leaves them out and
-// Decode rebuilds them by replaying the game.
+// FEN, Claimable, the Result's Ranking and MoveCount, and each move's
+// colour, SAN, FENAfter and Captured are derived from StartFEN and the
+// moves' UCI; the stored form leaves them out (all but the SAN, which it
+// keeps so that a read does not compute it again) and Restore rebuilds them
+// by replaying the game.
 type State struct {
 	StateVersion  int            `json:"stateVersion"`
 	GameID        string         `json:"gameId"`
@@ -76,8 +82,11 @@ type State struct {
 	Undo          UndoState      `json:"undo"`
 	Draw          DrawState      `json:"draw"`
 	Claimable     *Claim         `json:"claimable"`
-	Result        *Result        `json:"result"`
-	RNG           RNG            `json:"rng"`
+	// Ready records which seats are ready (the ready step of the yeoul
+	// rules; an AI seat is ready at once).
+	Ready  PerColor[bool] `json:"ready"`
+	Result *Result        `json:"result"`
+	RNG    RNG            `json:"rng"`
 	// Requests is each seat's log of recently applied request ids, oldest
 	// first, at most RequestLogSize entries.
 	Requests PerColor[[]AppliedRequest] `json:"requests"`
@@ -92,7 +101,7 @@ type State struct {
 
 	// pos is the live current position and hashes the Zobrist hash of
 	// every position of the game, the start first (len(Moves)+1 entries).
-	// Both are rebuilt by Decode and New and carried forward by every
+	// Both are rebuilt by Restore and New and carried forward by every
 	// transition, so a request replays the game once, not once per use.
 	// They are not stored.
 	pos    chess.Position
@@ -108,10 +117,17 @@ type Seat struct {
 	TokenHash string `json:"tokenHash,omitempty"`
 	// AI is the level of an AI seat ("easy", "normal", "hard", "max"), or ""
 	// for a human.
-	AI        string `json:"ai,omitempty"`
-	Connected bool   `json:"connected"`
-	// DisconnectedAt is when the seat was marked disconnected (0 when
-	// connected).
+	AI string `json:"ai,omitempty"`
+	// Presence (SPEC §16.1). Connected is true while at least one stream
+	// connection of the seat is open (an AI seat is always connected), and
+	// ConnectedAt is since when. DisconnectedAt is when the seat's last
+	// stream connection closed (or its app said it left): the disconnect
+	// grace runs from then until the seat is back. A seat that never
+	// opened a stream has neither: not connected, and not on the clock.
+	// (A human seat stored before ConnectedAt existed has Connected true
+	// from its creation and no ConnectedAt: it counts as never streamed.)
+	Connected      bool  `json:"connected"`
+	ConnectedAt    int64 `json:"connectedAt,omitempty"`
 	DisconnectedAt int64 `json:"disconnectedAt,omitempty"`
 	// Bound marks a seat taken with a player token: PlayerID is then a
 	// registered player's id, authenticated, and the seat counts for that
@@ -124,6 +140,14 @@ type Seat struct {
 }
 
 func (s Seat) taken() bool { return s.PlayerID != "" }
+
+// Streaming reports whether a stream connection of the seat is open (an AI
+// seat always counts as connected).
+func (s Seat) Streaming() bool { return s.Connected && (s.ConnectedAt != 0 || s.AI != "") }
+
+// GraceRunning reports whether the seat is on the disconnect clock: a human
+// whose stream closed (or who said it left) and who is not back yet.
+func (s Seat) GraceRunning() bool { return s.AI == "" && !s.Connected && s.DisconnectedAt != 0 }
 
 // Invite says who may take a waiting game's free seat (SPEC §12).
 type Invite struct {
@@ -173,6 +197,23 @@ type Clock struct {
 	Started PerColor[bool] `json:"started"`
 	// ExtensionsUsed counts the per-move extensions each side spent.
 	ExtensionsUsed PerColor[int] `json:"extensionsUsed"`
+	// StartsAt is when a game of the yeoul rules starts (its second ready
+	// plus StartDelayMs; 0 until both seats are ready): the phase turns
+	// from ready to playing then, and White's first-move limit begins.
+	StartsAt int64 `json:"startsAt,omitempty"`
+	// Resets are the take-backs of a Fischer game that still stand, by
+	// ply: the clock then was not rewound (seeds/000 §8.2), so the moves'
+	// times alone no longer tell the clock after each move (the PGN's
+	// clock comments); with these they do (ClocksAfterMoves).
+	Resets []ClockReset `json:"resets,omitempty"`
+}
+
+// ClockReset is the clock as a take-back left it: the moves that remained
+// (Ply), when the next turn began (At) and both sides' main time then.
+type ClockReset struct {
+	Ply         int             `json:"ply"`
+	At          int64           `json:"at"`
+	RemainingMs PerColor[int64] `json:"remainingMs"`
 }
 
 // UndoState tracks take-backs (seeds/000 §8.1).
@@ -236,14 +277,20 @@ type Change struct {
 	// Events is the JSON array of the version's events, encoded once when
 	// the version is made and served as is.
 	Events json.RawMessage `json:"events"`
+	// Delta is what the version changed in the view (viewdelta.go), made
+	// once with the version; empty for a game's first version and for
+	// versions stored before deltas existed.
+	Delta json.RawMessage `json:"delta,omitempty"`
 }
 
 // The change log keeps at least the last ChangeLogSize versions (SPEC §11
-// asks for 64) unless their events exceed ChangeLogBytes, which bounds the
-// stored item of a long game whatever its events.
+// asks for 64) unless their events and deltas exceed ChangeLogBytes, which
+// bounds the stored item of a long game whatever its events.
+// Of those, the newest ChangeLogDeltas keep their delta (viewdelta.go).
 const (
-	ChangeLogSize  = 64
-	ChangeLogBytes = 32 << 10
+	ChangeLogSize   = 64
+	ChangeLogBytes  = 64 << 10
+	ChangeLogDeltas = 32
 )
 
 // Rematch links a game to the one it is a rematch of and to its rematch.
@@ -334,6 +381,16 @@ func (s *State) ChangesAfter(v int64) ([]Change, bool) {
 	return s.Changes[i:len(s.Changes):len(s.Changes)], true
 }
 
+// LastChange returns the change that made this version: the change log's
+// newest entry when it is the state's own version. It is false when the log
+// does not hold it (a state migrated from a format without one).
+func (s *State) LastChange() (Change, bool) {
+	if n := len(s.Changes); n > 0 && s.Changes[n-1].Version == s.Version {
+		return s.Changes[n-1], true
+	}
+	return Change{}, false
+}
+
 // clone returns a deep copy: no slice, map or pointer is shared with s.
 func (s *State) clone() *State {
 	c := *s
@@ -347,6 +404,9 @@ func (s *State) clone() *State {
 	// Entries are never modified in place, so sharing their bytes is safe;
 	// the slice is copied because commit appends to it.
 	c.Changes = append(make([]Change, 0, len(s.Changes)+1), s.Changes...)
+	if s.Clock.Resets != nil {
+		c.Clock.Resets = slices.Clone(s.Clock.Resets) // takeBack truncates and appends
+	}
 	if s.Undo.Pending != nil {
 		p := *s.Undo.Pending
 		c.Undo.Pending = &p

@@ -31,22 +31,15 @@ import (
 const PollInterval = 400 * time.Millisecond
 
 // Deps are the ports a function runs on: the AWS adapters in Lambda
-// (FromEnv), an embedded store and recording fakes in tests.
+// (awsAdapters, from the wiring table), an embedded store and recording
+// fakes in tests. The service's own ports and tuning are service.Config's
+// (Store, Scheduler, AITrigger, Players, Lister, Metrics, Effects, Now,
+// Random, Logger, ...); on AWS a commit's effects (timer, AI trigger) are
+// the fan-out's, fed by the table's change stream (service.EffectsByStream),
+// so they happen even when the writer dies right after its write; tests
+// without a stream leave them inline.
 type Deps struct {
-	Store     service.Store
-	Scheduler service.Scheduler
-	// AITrigger starts AI-seat turns; nil in the ai function, whose own
-	// moves never hand the turn to an AI.
-	AITrigger service.AITrigger
-	Logger    *slog.Logger
-	// Now is the service's clock; nil for time.Now (tests fix it).
-	Now func() time.Time
-	// Random is the source of ids and tokens; nil for crypto/rand.
-	Random io.Reader
-	// Players and Lister serve players, ratings, game lists and the lobby
-	// (the data table and the games table's indexes); nil without them.
-	Players service.Players
-	Lister  service.GameLister
+	service.Config
 	// APIKeys and KeyCounter hold POST /v1/ai/move's API keys and count
 	// their rate and quota (the data table); ai only. Without them, keys
 	// required, only the bootstrap key (with a counter) can be accepted.
@@ -58,22 +51,17 @@ type Deps struct {
 	// NewPoster returns the sender to the connections of a WebSocket API
 	// stage (its https URL); stream and fanout only.
 	NewPoster func(endpoint string) (push.Poster, error)
-	// Metrics receives the functions' metrics (nil: none).
-	Metrics *obs.Metrics
-	// Effects says who runs a commit's effects (timer, AI trigger): on AWS
-	// the fan-out function, fed by the table's change stream
-	// (service.EffectsByStream), so they happen even when the writer dies
-	// right after its write; the writer itself in tests without a stream.
-	Effects service.EffectsMode
 }
 
 // App is one function, wired: the service, and for the HTTP functions the
-// API handler behind the API Gateway adapter. Its Handle* methods are what
-// the mains pass to lambda.Start.
+// API handler behind the API Gateway adapter. Handler returns what the
+// main passes to lambda.Start.
 type App struct {
 	fn      Function
+	spec    spec
 	log     *slog.Logger
 	metrics *obs.Metrics
+	app     *app.App
 	service *service.Service
 	// httpProxy is nil in the functions that serve no HTTP (timeout,
 	// stream, fanout).
@@ -83,77 +71,69 @@ type App struct {
 	connections    push.Connections
 	newPoster      func(endpoint string) (push.Poster, error)
 	streamEndpoint string // STREAM_ENDPOINT; "" takes it from the events
-	hubs           hubCache
+	streams        streamCache
 }
 
-// NewApp wires fn on deps through the composition root (shared/app):
-//   - move: the game API (store, scheduler, async AI trigger); it never
-//     searches itself, so it gets no engine (POST /v1/ai/move is routed to
-//     the ai function and would answer 503 here).
-//   - timeout: the service only (HandleTimeout ends games and restarts
-//     an overdue AI seat).
-//   - ai: the same HTTP API with one engine (a Lambda instance serves one
-//     request at a time) for the third-party endpoint and AI seats, its
-//     table sized from the function's memory.
-//   - stream: the WebSocket API's routes (connections and subscriptions in
-//     the data table, views and presence through the service).
-//   - fanout: the games table's change stream: each committed version is
-//     pushed to its subscribers and its effects run (Service.Committed).
+// NewApp wires fn on deps through the composition root (shared/app), adding
+// what the function's entry in the wiring table names: the engine and the
+// API keys (ai), the HTTP API behind the API Gateway adapter (move, ai);
+// stream and fanout must be given the stream's connections and poster.
 func NewApp(cfg Config, deps Deps) (*App, error) {
+	sp, ok := functions[cfg.Function]
+	if !ok {
+		return nil, fmt.Errorf("lambdafn: unknown function %q", cfg.Function)
+	}
 	if deps.Store == nil {
 		return nil, fmt.Errorf("lambdafn: %s function: no store", cfg.Function)
 	}
-	log := deps.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	if deps.Logger == nil {
+		deps.Logger = slog.New(slog.DiscardHandler)
 	}
-	ac := app.Config{
-		Store:        deps.Store,
-		PollInterval: PollInterval,
-		Logger:       log,
-		Now:          deps.Now,
-		Random:       deps.Random,
-		Effects:      deps.Effects,
-		Players:      deps.Players,
-		Lister:       deps.Lister,
-		Metrics:      deps.Metrics,
+	ac := app.Config{Config: deps.Config}
+	ac.PollInterval = PollInterval
+	if sp.adapters.has(usesStream) && (deps.Connections == nil || deps.NewPoster == nil) {
+		return nil, fmt.Errorf("lambdafn: %s function: no stream connections or poster", cfg.Function)
 	}
-	if deps.Scheduler != nil {
-		ac.NewScheduler = func(app.TimeoutHandler) (service.Scheduler, error) { return deps.Scheduler, nil }
-	}
-	if deps.AITrigger != nil {
-		ac.NewAITrigger = func(app.AIRunner) (service.AITrigger, error) { return deps.AITrigger, nil }
-	}
-	switch cfg.Function {
-	case Move, Timeout:
-	case Stream, Fanout:
-		if deps.Connections == nil || deps.NewPoster == nil {
-			return nil, fmt.Errorf("lambdafn: %s function: no stream connections or poster", cfg.Function)
-		}
-	case AI:
+	if sp.adapters.has(usesEngine) {
+		// A Lambda instance serves one request at a time: one engine.
 		ac.Engine = aiplayer.NewPool(1, HashMB(cfg.MemoryMB))
-		if !cfg.AIKeysOff {
-			checker, err := apikey.NewChecker(apikey.Options{
-				Store: deps.APIKeys, Counter: deps.KeyCounter, Bootstrap: cfg.AIAPIKey, Now: deps.Now,
-			})
-			if err != nil {
-				return nil, fmt.Errorf("lambdafn: %s function: %w", cfg.Function, err)
-			}
-			ac.AIKeys = checker
+	}
+	if sp.adapters.has(usesAPIKeys) && !cfg.AIKeysOff {
+		checker, err := apikey.NewChecker(apikey.Options{
+			Store: deps.APIKeys, Counter: deps.KeyCounter, Bootstrap: cfg.AIAPIKey, Now: deps.Now,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("lambdafn: %s function: %w", cfg.Function, err)
 		}
-	default:
-		return nil, fmt.Errorf("lambdafn: unknown function %q", cfg.Function)
+		ac.AIKeys = checker
 	}
 	wired, err := app.New(ac)
 	if err != nil {
 		return nil, fmt.Errorf("lambdafn: %s function: %w", cfg.Function, err)
 	}
-	a := &App{fn: cfg.Function, log: log, metrics: deps.Metrics, service: wired.Service,
+	a := &App{fn: cfg.Function, spec: sp, log: deps.Logger, metrics: deps.Metrics, app: wired, service: wired.Service,
 		connections: deps.Connections, newPoster: deps.NewPoster, streamEndpoint: cfg.StreamEndpoint}
-	if cfg.Function == Move || cfg.Function == AI {
+	if sp.handler.servesHTTP() {
 		a.httpProxy = httpadapter.NewV2(wired.Handler)
 	}
 	return a, nil
+}
+
+// Handler is the function's handler, as the wiring table names it, for
+// lambda.Start.
+func (a *App) Handler() any {
+	switch a.spec.handler {
+	case handleHTTP:
+		return a.HandleHTTP
+	case handleTimeout:
+		return a.HandleTimeout
+	case handleAI:
+		return a.HandleAI
+	case handleWebSocket:
+		return a.HandleWebSocket
+	default:
+		return a.HandleStreamRecords
+	}
 }
 
 // Service is the application service the handlers call.
@@ -167,10 +147,11 @@ func NewLogger(w io.Writer, fn Function, level slog.Level) *slog.Logger {
 	return obs.NewLogger(w, level, "function", string(fn))
 }
 
-// FromEnv is a main's whole start-up: configuration from getenv, the AWS SDK
-// configuration (which applies AWS_ENDPOINT_URL_DYNAMODB, _SCHEDULER and
-// _LAMBDA), the DynamoDB store, the EventBridge scheduler, the Lambda AI
-// trigger and the App. Any error here means the function cannot serve.
+// FromEnv is a main's whole start-up: configuration from getenv (the
+// variables the wiring table lists), the AWS SDK configuration (which
+// applies AWS_ENDPOINT_URL_DYNAMODB, _SCHEDULER and _LAMBDA), the AWS
+// adapters the table names, the App and its start-up work. Any error here
+// means the function cannot serve.
 func FromEnv(ctx context.Context, fn Function, getenv func(string) string) (*App, error) {
 	cfg, err := LoadConfig(fn, getenv)
 	if err != nil {
@@ -181,7 +162,7 @@ func FromEnv(ctx context.Context, fn Function, getenv func(string) string) (*App
 	if err != nil {
 		return nil, fmt.Errorf("lambdafn: %s function: AWS configuration: %w", fn, err)
 	}
-	deps, err := awsDeps(awsCfg, cfg)
+	deps, err := awsAdapters(awsCfg, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -190,13 +171,16 @@ func FromEnv(ctx context.Context, fn Function, getenv func(string) string) (*App
 	// to the function's log group, where CloudWatch extracts them), one
 	// series per function (the name includes the stack).
 	deps.Metrics = obs.NewMetrics(os.Stdout, obs.Namespace, map[string]string{obs.DimFunctionName: getenv("AWS_LAMBDA_FUNCTION_NAME")})
-	app, err := NewApp(cfg, deps)
+	a, err := NewApp(cfg, deps)
 	if err != nil {
 		return nil, err
 	}
+	if err := a.app.Start(ctx); err != nil {
+		return nil, fmt.Errorf("lambdafn: %s function: %w", fn, err)
+	}
 	log.Debug("started", "table", cfg.GamesTable, "scheduleGroup", cfg.Schedule.Group,
 		"aiFunction", cfg.AIFunctionName, "memoryMB", cfg.MemoryMB)
-	if fn == AI {
+	if a.spec.adapters.has(usesAPIKeys) {
 		switch {
 		case cfg.AIKeysOff:
 			log.Warn("POST /v1/ai/move is open to anyone: AI_API_KEYS=off")
@@ -208,40 +192,50 @@ func FromEnv(ctx context.Context, fn Function, getenv func(string) string) (*App
 			log.Debug("POST /v1/ai/move requires an API key", "dataTable", cfg.DataTable, "bootstrapKey", cfg.AIAPIKey != "")
 		}
 	}
-	return app, nil
+	return a, nil
 }
 
-// awsDeps builds the AWS adapters fn needs. On AWS a commit's effects (the
-// game's schedule, the AI turn) are the fan-out's, which runs them from the
-// games table's change stream; so only the fan-out and the timeout
-// function (which re-arms and re-triggers without a write) get the
-// scheduler and the AI trigger, and the others hold no permission for them.
-func awsDeps(awsCfg aws.Config, cfg Config) (Deps, error) {
-	deps := Deps{Effects: service.EffectsByStream}
+// awsAdapters builds the AWS adapters the function's entry in the wiring
+// table names. On AWS a commit's effects (the game's schedule, the AI turn)
+// are the fan-out's, which runs them from the games table's change stream;
+// so only the fan-out and the timeout function (which re-arms and
+// re-triggers without a write) get the scheduler and the AI trigger, and
+// the others hold no permission for them.
+func awsAdapters(awsCfg aws.Config, cfg Config) (Deps, error) {
+	sp := functions[cfg.Function]
+	fail := func(err error) (Deps, error) {
+		return Deps{}, fmt.Errorf("lambdafn: %s function: %w", cfg.Function, err)
+	}
+	var deps Deps
+	deps.Effects = service.EffectsByStream
 	store, err := dynamostore.NewFromConfig(awsCfg, cfg.GamesTable)
 	if err != nil {
-		return deps, fmt.Errorf("lambdafn: %s function: %w", cfg.Function, err)
+		return fail(err)
 	}
 	deps.Store = store
-	if cfg.Function == Timeout || cfg.Function == Fanout {
-		sched, err := eventbridge.NewFromConfig(awsCfg, cfg.Schedule)
-		if err != nil {
-			return deps, fmt.Errorf("lambdafn: %s function: %w", cfg.Function, err)
+	if sp.adapters.has(usesScheduler) {
+		if deps.Scheduler, err = eventbridge.NewFromConfig(awsCfg, cfg.Schedule); err != nil {
+			return fail(err)
 		}
-		deps.Scheduler = sched
-		trigger, err := lambdainvoke.NewFromConfig(awsCfg, cfg.AIFunctionName)
-		if err != nil {
-			return deps, fmt.Errorf("lambdafn: %s function: %w", cfg.Function, err)
-		}
-		deps.AITrigger = trigger
 	}
-	if cfg.DataTable != "" {
-		data, err := dynamostore.NewData(dynamodb.NewFromConfig(awsCfg), cfg.DataTable)
-		if err != nil {
-			return deps, fmt.Errorf("lambdafn: %s function: %w", cfg.Function, err)
+	if sp.adapters.has(usesAITrigger) {
+		if deps.AITrigger, err = lambdainvoke.NewFromConfig(awsCfg, cfg.AIFunctionName); err != nil {
+			return fail(err)
 		}
-		deps.Connections, deps.Players, deps.Lister = data, data, store
+	}
+	if !sp.adapters.has(usesData) || cfg.DataTable == "" {
+		return deps, nil
+	}
+	data, err := dynamostore.NewData(dynamodb.NewFromConfig(awsCfg), cfg.DataTable)
+	if err != nil {
+		return fail(err)
+	}
+	deps.Players, deps.Lister = data, store
+	if sp.adapters.has(usesAPIKeys) {
 		deps.APIKeys, deps.KeyCounter = data, data
+	}
+	if sp.adapters.has(usesStream) {
+		deps.Connections = StreamConnections(data)
 		deps.NewPoster = func(endpoint string) (push.Poster, error) { return apigwpost.New(awsCfg, endpoint) }
 	}
 	return deps, nil

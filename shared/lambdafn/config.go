@@ -1,72 +1,22 @@
-// Package lambdafn is the Lambda side of the three functions (move, timeout,
-// ai): their configuration from the environment (SPEC §10), the AWS adapters
-// they are wired to, and the event handlers their thin mains hand to
-// aws-lambda-go. The handlers take the functions' exact input types
-// (events.APIGatewayV2HTTPRequest, service.TimeoutTask, service.AITask), so
-// tests can drive them in-process with the files in events/ and the same code
-// runs under the Lambda runtime.
+// Package lambdafn is the Lambda side of the functions (move, timeout, ai,
+// stream, fanout): the one table of what each needs (functions.go), their
+// configuration from the environment (SPEC §10), the AWS adapters they are
+// wired to, and the event handlers their thin mains hand to aws-lambda-go.
+// The handlers take the functions' exact input types
+// (events.APIGatewayV2HTTPRequest, service.TimeoutTask, service.AITask,
+// events.APIGatewayWebsocketProxyRequest, events.DynamoDBEvent), so tests
+// can drive them in-process with the files in events/ and the same code runs
+// under the Lambda runtime.
 package lambdafn
 
 import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 
-	"chessapi/shared/aitrigger/lambdainvoke"
 	"chessapi/shared/schedule/eventbridge"
 )
-
-// Function names one of the three Lambda functions.
-type Function string
-
-// The functions of template.yaml.
-const (
-	Move    Function = "move"    // the game HTTP API
-	Timeout Function = "timeout" // target of the deadline schedules
-	AI      Function = "ai"      // POST /v1/ai/move and async AI-seat moves
-	Stream  Function = "stream"  // the WebSocket API's routes ($connect, $disconnect, messages)
-	Fanout  Function = "fanout"  // the games table's change stream: push and commit effects
-)
-
-// Environment variables (SPEC §10). The scheduler's come from its adapter,
-// AI_FUNCTION_NAME from the trigger's.
-const (
-	EnvGamesTable     = "GAMES_TABLE"
-	EnvAIFunctionName = lambdainvoke.EnvFunctionName
-	EnvLogLevel       = "LOG_LEVEL"
-	// EnvAIAPIKeys says whether POST /v1/ai/move requires an API key (ai
-	// only): "required" (also when unset) or "off", the explicit opt-out
-	// that leaves the endpoint open to anyone (docs/api-keys.md).
-	EnvAIAPIKeys = "AI_API_KEYS"
-	// EnvAIAPIKey is an optional bootstrap key (ai only): one more key
-	// accepted as its exact text, with apikey.DefaultLimits. It is a
-	// plaintext secret in the function's configuration, so the template
-	// never sets it; it is for sam local invoke, the sample events and
-	// tests. Keys made with cmd/apikeys live hashed in the data table.
-	EnvAIAPIKey = "AI_API_KEY"
-	// EnvMemoryMB is set by Lambda itself to the function's memory size; the
-	// AI function sizes its transposition table from it.
-	EnvMemoryMB = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"
-	// EnvDataTable names the data table (players, stream connections).
-	EnvDataTable = "DATA_TABLE"
-	// EnvStreamEndpoint is the WebSocket API stage's connections URL
-	// (https://{api}.execute-api.{region}.amazonaws.com/{stage}), where
-	// the fan-out posts. The stream function takes it from its events
-	// unless this is set.
-	EnvStreamEndpoint = "STREAM_ENDPOINT"
-)
-
-// required lists, per function, the variables that must be set. AI_API_KEYS,
-// AI_API_KEY and LOG_LEVEL are optional everywhere.
-var required = map[Function][]string{
-	Move:    {EnvGamesTable, EnvDataTable, eventbridge.EnvGroup, eventbridge.EnvRoleARN, eventbridge.EnvTargetARN, EnvAIFunctionName},
-	Timeout: {EnvGamesTable, EnvDataTable, eventbridge.EnvGroup, eventbridge.EnvRoleARN, eventbridge.EnvTargetARN, EnvAIFunctionName},
-	AI:      {EnvGamesTable, eventbridge.EnvGroup, eventbridge.EnvRoleARN, eventbridge.EnvTargetARN},
-	Stream:  {EnvGamesTable, EnvDataTable},
-	Fanout:  {EnvGamesTable, EnvDataTable, EnvStreamEndpoint, eventbridge.EnvGroup, eventbridge.EnvRoleARN, eventbridge.EnvTargetARN, EnvAIFunctionName},
-}
 
 // Config is one function's configuration.
 type Config struct {
@@ -74,7 +24,7 @@ type Config struct {
 	GamesTable string
 	Schedule   eventbridge.Config
 	// AIFunctionName is the function invoked asynchronously for AI-seat
-	// moves (move and timeout only).
+	// moves (timeout and fanout).
 	AIFunctionName string
 	// AIKeysOff turns the API keys of POST /v1/ai/move off (AI_API_KEYS=off;
 	// ai only): the zero value requires them.
@@ -86,7 +36,7 @@ type Config struct {
 	// unknown.
 	MemoryMB int
 	// DataTable is the data table: players, link codes, counters, pairing
-	// slots, stream connections (every function but ai, which reads keys).
+	// slots, API keys, stream connections.
 	DataTable string
 	// StreamEndpoint is where the fan-out posts (fanout; optional for
 	// stream).
@@ -117,90 +67,31 @@ func (e *ConfigError) Error() string {
 func (e *ConfigError) Unwrap() error { return ErrConfig }
 
 // LoadConfig reads fn's configuration through getenv (os.Getenv in the
-// mains). Every missing required variable is named at once, so one failed
-// start tells the whole story.
+// mains): the variables its entry in the wiring table lists. Every missing
+// required variable is named at once, so one failed start tells the whole
+// story; then the first malformed one is.
 func LoadConfig(fn Function, getenv func(string) string) (Config, error) {
-	need, ok := required[fn]
+	sp, ok := functions[fn]
 	if !ok {
 		return Config{}, fmt.Errorf("lambdafn: unknown function %q", fn)
 	}
 	var missing []string
-	for _, name := range need {
-		if strings.TrimSpace(getenv(name)) == "" {
-			missing = append(missing, name)
+	for _, n := range sp.env {
+		if n.required && strings.TrimSpace(getenv(n.v.name)) == "" {
+			missing = append(missing, n.v.name)
 		}
 	}
 	if len(missing) > 0 {
 		return Config{}, &ConfigError{Function: fn, Missing: missing}
 	}
-	cfg := Config{
-		Function:   fn,
-		GamesTable: strings.TrimSpace(getenv(EnvGamesTable)),
-		Schedule: eventbridge.Config{
-			Group:     strings.TrimSpace(getenv(eventbridge.EnvGroup)),
-			RoleARN:   strings.TrimSpace(getenv(eventbridge.EnvRoleARN)),
-			TargetARN: strings.TrimSpace(getenv(eventbridge.EnvTargetARN)),
-			// Optional: where EventBridge Scheduler puts a deadline it
-			// could not deliver after its retries.
-			DeadLetterARN: strings.TrimSpace(getenv(eventbridge.EnvDLQARN)),
-		},
-	}
-	// Checked here as well as by the scheduler adapter, so that the mistake
-	// is reported before any AWS client is made.
-	for _, v := range []struct{ name, value string }{
-		{eventbridge.EnvRoleARN, cfg.Schedule.RoleARN}, {eventbridge.EnvTargetARN, cfg.Schedule.TargetARN},
-		{eventbridge.EnvDLQARN, cfg.Schedule.DeadLetterARN},
-	} {
-		if v.value != "" && !strings.HasPrefix(v.value, "arn:") { // the DLQ is optional
-			return Config{}, &ConfigError{Function: fn, Var: v.name, Problem: fmt.Sprintf("= %q is not an ARN", v.value)}
+	cfg := Config{Function: fn}
+	for _, n := range sp.env {
+		if err := n.v.read(&cfg, getenv(n.v.name)); err != nil {
+			return Config{}, &ConfigError{Function: fn, Var: n.v.name, Problem: err.Error()}
 		}
 	}
-	switch fn {
-	case Move, Timeout, Stream, Fanout:
-		cfg.AIFunctionName = strings.TrimSpace(getenv(EnvAIFunctionName))
-		cfg.DataTable = strings.TrimSpace(getenv(EnvDataTable))
-		cfg.StreamEndpoint = strings.TrimSpace(getenv(EnvStreamEndpoint))
-		if cfg.StreamEndpoint != "" && !strings.HasPrefix(cfg.StreamEndpoint, "https://") && !strings.HasPrefix(cfg.StreamEndpoint, "http://") {
-			return Config{}, &ConfigError{Function: fn, Var: EnvStreamEndpoint, Problem: fmt.Sprintf("= %q is not a URL", cfg.StreamEndpoint)}
-		}
-	case AI:
-		// The API keys are read from the data table and counted there;
-		// DATA_TABLE is not required because the AI seats' function runs
-		// the same code and serves no HTTP: without it, keys required, the
-		// endpoint refuses every key (503), it never opens.
-		cfg.DataTable = strings.TrimSpace(getenv(EnvDataTable))
-		switch mode := strings.TrimSpace(getenv(EnvAIAPIKeys)); mode {
-		case "", "required":
-		case "off":
-			cfg.AIKeysOff = true
-		default:
-			return Config{}, &ConfigError{Function: fn, Var: EnvAIAPIKeys, Problem: fmt.Sprintf("= %q is not one of required, off", mode)}
-		}
-		// The key is compared byte for byte; surrounding blanks would be a
-		// key nobody can send, so they are a configuration mistake.
-		cfg.AIAPIKey = getenv(EnvAIAPIKey)
-		switch {
-		case cfg.AIAPIKey != strings.TrimSpace(cfg.AIAPIKey):
-			return Config{}, &ConfigError{Function: fn, Var: EnvAIAPIKey, Problem: "has leading or trailing blanks"}
-		case cfg.AIAPIKey != "" && cfg.AIKeysOff:
-			return Config{}, &ConfigError{Function: fn, Var: EnvAIAPIKey, Problem: "is set, but AI_API_KEYS=off turns keys off"}
-		case cfg.AIAPIKey != "" && cfg.DataTable == "":
-			// Each instance would count the key on its own: its limits
-			// would grow with the instances.
-			return Config{}, &ConfigError{Function: fn, Var: EnvAIAPIKey, Problem: "needs DATA_TABLE, where its rate and daily quota are counted"}
-		}
-	}
-	level, err := ParseLogLevel(getenv(EnvLogLevel))
-	if err != nil {
-		return Config{}, &ConfigError{Function: fn, Var: EnvLogLevel, Problem: err.Error()}
-	}
-	cfg.LogLevel = level
-	if v := getenv(EnvMemoryMB); v != "" {
-		mb, err := strconv.Atoi(v)
-		if err != nil || mb <= 0 {
-			return Config{}, &ConfigError{Function: fn, Var: EnvMemoryMB, Problem: fmt.Sprintf("= %q is not a positive whole number of MB", v)}
-		}
-		cfg.MemoryMB = mb
+	if err := cfg.checkAcross(); err != nil {
+		return Config{}, err
 	}
 	return cfg, nil
 }

@@ -60,19 +60,28 @@ func TestLoadConfig(t *testing.T) {
 		changes map[string]string
 		want    Config
 	}{
-		{"move", Move, dataTable(nil), Config{Function: Move, GamesTable: "chessapi-games", Schedule: schedule,
-			AIFunctionName: "chessapi-ai", DataTable: "chessapi-data", LogLevel: slog.LevelDebug}},
+		// The move function reads its tables only: the scheduler's and the
+		// AI function's variables are the fan-out's and timeout's business.
+		{"move", Move, dataTable(nil), Config{Function: Move, GamesTable: "chessapi-games", DataTable: "chessapi-data", LogLevel: slog.LevelDebug}},
 		{"timeout", Timeout, dataTable(map[string]string{"LOG_LEVEL": "warn"}), Config{Function: Timeout, GamesTable: "chessapi-games",
 			Schedule: schedule, AIFunctionName: "chessapi-ai", DataTable: "chessapi-data", LogLevel: slog.LevelWarn}},
+		{"fanout", Fanout, dataTable(map[string]string{"STREAM_ENDPOINT": "https://abc.execute-api.eu-central-1.amazonaws.com/v1"}),
+			Config{Function: Fanout, GamesTable: "chessapi-games", Schedule: schedule, AIFunctionName: "chessapi-ai", DataTable: "chessapi-data",
+				StreamEndpoint: "https://abc.execute-api.eu-central-1.amazonaws.com/v1", LogLevel: slog.LevelDebug}},
+		{"stream", Stream, dataTable(nil), Config{Function: Stream, GamesTable: "chessapi-games", DataTable: "chessapi-data", LogLevel: slog.LevelDebug}},
 		{"ai reads the keys' table and the bootstrap key, not the AI function", AI, map[string]string{"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "1769", "DATA_TABLE": "chessapi-data"},
-			Config{Function: AI, GamesTable: "chessapi-games", Schedule: schedule, AIAPIKey: "partner-key",
+			Config{Function: AI, GamesTable: "chessapi-games", AIAPIKey: "partner-key",
 				DataTable: "chessapi-data", LogLevel: slog.LevelDebug, MemoryMB: 1769}},
 		{"ai keys required, spelled out", AI, map[string]string{"AI_API_KEYS": "required", "AI_API_KEY": "", "DATA_TABLE": "chessapi-data"},
-			Config{Function: AI, GamesTable: "chessapi-games", Schedule: schedule, DataTable: "chessapi-data", LogLevel: slog.LevelDebug}},
+			Config{Function: AI, GamesTable: "chessapi-games", DataTable: "chessapi-data", LogLevel: slog.LevelDebug}},
 		{"ai keys off", AI, map[string]string{"AI_API_KEYS": "off", "AI_API_KEY": ""},
-			Config{Function: AI, GamesTable: "chessapi-games", Schedule: schedule, AIKeysOff: true, LogLevel: slog.LevelDebug}},
+			Config{Function: AI, GamesTable: "chessapi-games", AIKeysOff: true, LogLevel: slog.LevelDebug}},
 		{"ai without key or AI function, LOG_LEVEL unset", AI, map[string]string{"AI_API_KEY": "", "AI_FUNCTION_NAME": "", "LOG_LEVEL": ""},
-			Config{Function: AI, GamesTable: "chessapi-games", Schedule: schedule, LogLevel: slog.LevelInfo}},
+			Config{Function: AI, GamesTable: "chessapi-games", LogLevel: slog.LevelInfo}},
+		// The AI seats' function: GAMES_TABLE and LOG_LEVEL, as the
+		// template gives it.
+		{"ai without the scheduler", AI, map[string]string{"AI_API_KEY": "", "SCHEDULE_GROUP": "", "SCHEDULER_ROLE_ARN": "", "TIMEOUT_FUNCTION_ARN": ""},
+			Config{Function: AI, GamesTable: "chessapi-games", LogLevel: slog.LevelDebug}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -98,19 +107,23 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"move without table", Move, dataTable(map[string]string{"GAMES_TABLE": ""}), []string{"GAMES_TABLE"}, ""},
 		{"move without data table", Move, nil, []string{"DATA_TABLE"}, ""},
 		{"blank counts as missing", Timeout, dataTable(map[string]string{"GAMES_TABLE": "  "}), []string{"GAMES_TABLE"}, ""},
-		{"all missing named at once", Move, map[string]string{"GAMES_TABLE": "", "SCHEDULE_GROUP": "", "AI_FUNCTION_NAME": ""},
-			[]string{"GAMES_TABLE", "DATA_TABLE", "SCHEDULE_GROUP", "AI_FUNCTION_NAME"}, ""},
+		{"all missing named at once", Fanout, map[string]string{"GAMES_TABLE": "", "SCHEDULE_GROUP": "", "AI_FUNCTION_NAME": ""},
+			[]string{"GAMES_TABLE", "DATA_TABLE", "STREAM_ENDPOINT", "SCHEDULE_GROUP", "AI_FUNCTION_NAME"}, ""},
 		{"timeout needs the AI function", Timeout, dataTable(map[string]string{"AI_FUNCTION_NAME": ""}), []string{"AI_FUNCTION_NAME"}, ""},
-		{"ai needs the scheduler", AI, map[string]string{"SCHEDULER_ROLE_ARN": "", "TIMEOUT_FUNCTION_ARN": ""},
+		{"timeout needs the scheduler", Timeout, dataTable(map[string]string{"SCHEDULER_ROLE_ARN": "", "TIMEOUT_FUNCTION_ARN": ""}),
 			[]string{"SCHEDULER_ROLE_ARN", "TIMEOUT_FUNCTION_ARN"}, ""},
+		{"fanout needs the endpoint", Fanout, dataTable(nil), []string{"STREAM_ENDPOINT"}, ""},
+		{"stream needs the data table", Stream, nil, []string{"DATA_TABLE"}, ""},
 		{"bad log level", Move, dataTable(map[string]string{"LOG_LEVEL": "loud"}), nil, "LOG_LEVEL"},
 		{"bad memory size", AI, map[string]string{"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "lots", "DATA_TABLE": "chessapi-data"}, nil, "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"},
 		{"key with blanks", AI, map[string]string{"AI_API_KEY": "key ", "DATA_TABLE": "chessapi-data"}, nil, "AI_API_KEY"},
 		{"bootstrap key without the table to count it", AI, nil, nil, "AI_API_KEY"},
 		{"bootstrap key with keys off", AI, map[string]string{"AI_API_KEYS": "off", "DATA_TABLE": "chessapi-data"}, nil, "AI_API_KEY"},
 		{"keys neither required nor off", AI, map[string]string{"AI_API_KEYS": "optional"}, nil, "AI_API_KEYS"},
-		{"role is not an ARN", Move, dataTable(map[string]string{"SCHEDULER_ROLE_ARN": "chessapi-scheduler"}), nil, "SCHEDULER_ROLE_ARN"},
-		{"target is not an ARN", AI, map[string]string{"TIMEOUT_FUNCTION_ARN": "chessapi-timeout"}, nil, "TIMEOUT_FUNCTION_ARN"},
+		{"role is not an ARN", Timeout, dataTable(map[string]string{"SCHEDULER_ROLE_ARN": "chessapi-scheduler"}), nil, "SCHEDULER_ROLE_ARN"},
+		{"target is not an ARN", Fanout, dataTable(map[string]string{"STREAM_ENDPOINT": "https://x.example/v1", "TIMEOUT_FUNCTION_ARN": "chessapi-timeout"}), nil, "TIMEOUT_FUNCTION_ARN"},
+		{"dead-letter queue is not an ARN", Timeout, dataTable(map[string]string{"SCHEDULE_DLQ_ARN": "chessapi-dlq"}), nil, "SCHEDULE_DLQ_ARN"},
+		{"endpoint is not a URL", Stream, dataTable(map[string]string{"STREAM_ENDPOINT": "execute-api/v1"}), nil, "STREAM_ENDPOINT"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -181,8 +194,8 @@ func TestHashMB(t *testing.T) {
 // TestFromEnvFailsBeforeAWS: configuration mistakes stop the start-up with
 // the ConfigError, before any AWS configuration or client is made.
 func TestFromEnvFailsBeforeAWS(t *testing.T) {
-	for _, fn := range []Function{Move, Timeout, AI} {
-		app, err := FromEnv(context.Background(), fn, envWith(dataTable(map[string]string{"GAMES_TABLE": ""})))
+	for _, fn := range []Function{Move, Timeout, AI, Stream, Fanout} {
+		app, err := FromEnv(context.Background(), fn, envWith(dataTable(map[string]string{"GAMES_TABLE": "", "STREAM_ENDPOINT": "https://x.example/v1"})))
 		var ce *ConfigError
 		if app != nil || !errors.As(err, &ce) || !slices.Equal(ce.Missing, []string{"GAMES_TABLE"}) {
 			t.Errorf("FromEnv(%s) without GAMES_TABLE = %v, %v; want the ConfigError naming it", fn, app, err)

@@ -16,6 +16,7 @@ import (
 	"chessapi/internal/apispec"
 	"chessapi/shared/chess"
 	"chessapi/shared/game"
+	"chessapi/shared/game/storedgame"
 	"chessapi/shared/service"
 	"chessapi/shared/store/boltstore"
 )
@@ -126,7 +127,7 @@ func newFixture(t *testing.T, aiAPIKey string) *fixture {
 	}
 	t.Cleanup(func() { store.Close() })
 	f := &fixture{store: store, clock: &testClock{now: eventsStart}, sched: &recordingScheduler{}, trigger: &recordingTrigger{}}
-	deps := Deps{Store: store, Players: store, Lister: store, Scheduler: f.sched, AITrigger: f.trigger, Now: f.clock.Now}
+	deps := Deps{Config: service.Config{Store: store, Players: store, Lister: store, Scheduler: f.sched, AITrigger: f.trigger, Now: f.clock.Now}}
 	for _, fn := range []struct {
 		app **App
 		cfg Config
@@ -207,10 +208,7 @@ func seedSample(t *testing.T, f *fixture, joinBlack bool) *game.State {
 // storeState creates the record of st as the service would.
 func storeState(t *testing.T, store service.Store, st *game.State) {
 	t.Helper()
-	data, err := game.Encode(st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := storedgame.Encode(st)
 	rec := service.GameRecord{GameID: st.GameID, Version: st.Version, StateVersion: st.StateVersion, State: data}
 	if d, ok := game.Deadline(st); ok {
 		rec.Deadline = d
@@ -227,9 +225,9 @@ func stored(t *testing.T, store service.Store, gameID string) *game.State {
 	if err != nil {
 		t.Fatalf("store.Get(%s): %v", gameID, err)
 	}
-	st, err := game.Decode(rec.State)
+	st, err := storedgame.Decode(rec.State)
 	if err != nil {
-		t.Fatalf("game.Decode(%s): %v", gameID, err)
+		t.Fatalf("storedgame.Decode(%s): %v", gameID, err)
 	}
 	return st
 }
@@ -347,8 +345,12 @@ func decodeResponse(t *testing.T, name string, resp events.APIGatewayV2HTTPRespo
 	if strings.HasPrefix(resp.Headers["Content-Type"], "application/x-chess-pgn") {
 		return r
 	}
-	if err := json.Unmarshal([]byte(resp.Body), &r); err != nil {
-		t.Fatalf("%s: response body %q: %v", name, resp.Body, err)
+	body, err := apispec.APIGatewayBody(resp)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if err := json.Unmarshal(body, &r); err != nil {
+		t.Fatalf("%s: response body %q: %v", name, body, err)
 	}
 	return r
 }

@@ -13,15 +13,16 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"chessapi/shared/api"
+	"chessapi/shared/game"
 	"chessapi/shared/obs"
 	"chessapi/shared/push"
-	"chessapi/shared/service"
 	"chessapi/shared/store/dynamostore"
 )
 
 // The stream on AWS: the WebSocket API's routes (the stream function) and
-// the games table's change stream (the fan-out function). shared/push does
-// the work; these handlers take the events as Lambda delivers them.
+// the games table's change stream (the fan-out function). The HTTP edge's
+// API Gateway transport (api.GatewayStream) does the work; these handlers
+// take the events as Lambda delivers them.
 
 // HandleWebSocket serves the WebSocket API's routes: $connect (a
 // malformed token refuses the connection: a non-2xx answer),
@@ -30,9 +31,9 @@ import (
 // result means the work could not be done (Lambda logs it; API Gateway
 // tells the client "internal server error").
 func (a *App) HandleWebSocket(ctx context.Context, ev events.APIGatewayWebsocketProxyRequest) (events.APIGatewayProxyResponse, error) {
-	hub, err := a.streamHub(ev.RequestContext)
+	gs, err := a.gatewayStream(ev.RequestContext)
 	if err != nil {
-		a.log.Error("stream: no hub", "err", err)
+		a.log.Error("stream: no transport", "err", err)
 		return events.APIGatewayProxyResponse{StatusCode: http.StatusInternalServerError}, err
 	}
 	rc := ev.RequestContext
@@ -41,7 +42,7 @@ func (a *App) HandleWebSocket(ctx context.Context, ev events.APIGatewayWebsocket
 	start := time.Now()
 	switch rc.RouteKey {
 	case "$connect":
-		err := hub.Connect(ctx, push.ConnectRequest{
+		err := gs.Connect(ctx, api.GatewayConnect{
 			ConnID:         rc.ConnectionID,
 			Authorization:  header(ev.Headers, "authorization"),
 			QueryToken:     ev.QueryStringParameters["token"],
@@ -58,7 +59,7 @@ func (a *App) HandleWebSocket(ctx context.Context, ev events.APIGatewayWebsocket
 			return events.APIGatewayProxyResponse{StatusCode: status, Body: string(body)}, nil
 		}
 	case "$disconnect":
-		if err := hub.Disconnect(ctx, rc.ConnectionID); err != nil {
+		if err := gs.Disconnect(ctx, rc.ConnectionID); err != nil {
 			log.Error("stream disconnect failed", "err", err)
 			return events.APIGatewayProxyResponse{StatusCode: http.StatusInternalServerError}, err
 		}
@@ -69,7 +70,7 @@ func (a *App) HandleWebSocket(ctx context.Context, ev events.APIGatewayWebsocket
 				body = []byte(ev.Body) // answered as not JSON
 			}
 		}
-		if err := hub.Message(ctx, rc.ConnectionID, body); err != nil {
+		if err := gs.Message(ctx, rc.ConnectionID, body); err != nil {
 			if errors.Is(err, push.ErrNoConnection) {
 				log.Warn("message on an unknown connection", "err", err)
 				return events.APIGatewayProxyResponse{StatusCode: http.StatusGone}, nil
@@ -82,9 +83,9 @@ func (a *App) HandleWebSocket(ctx context.Context, ev events.APIGatewayWebsocket
 	return events.APIGatewayProxyResponse{StatusCode: http.StatusOK}, nil
 }
 
-// streamHub returns the hub posting to the stage the event came from (or
-// to STREAM_ENDPOINT when it is set).
-func (a *App) streamHub(rc events.APIGatewayWebsocketProxyRequestContext) (*push.Hub, error) {
+// gatewayStream returns the transport posting to the stage the event came
+// from (or to STREAM_ENDPOINT when it is set).
+func (a *App) gatewayStream(rc events.APIGatewayWebsocketProxyRequestContext) (*api.GatewayStream, error) {
 	endpoint := a.streamEndpoint
 	if endpoint == "" {
 		if rc.DomainName == "" || rc.Stage == "" {
@@ -92,10 +93,10 @@ func (a *App) streamHub(rc events.APIGatewayWebsocketProxyRequestContext) (*push
 		}
 		endpoint = "https://" + rc.DomainName + "/" + rc.Stage
 	}
-	a.hubs.mu.Lock()
-	defer a.hubs.mu.Unlock()
-	if h, ok := a.hubs.byEndpoint[endpoint]; ok {
-		return h, nil
+	a.streams.mu.Lock()
+	defer a.streams.mu.Unlock()
+	if gs, ok := a.streams.byEndpoint[endpoint]; ok {
+		return gs, nil
 	}
 	if a.newPoster == nil || a.connections == nil {
 		return nil, fmt.Errorf("%s function serves no stream", a.fn)
@@ -104,18 +105,18 @@ func (a *App) streamHub(rc events.APIGatewayWebsocketProxyRequestContext) (*push
 	if err != nil {
 		return nil, err
 	}
-	h := push.New(a.service, a.connections, poster, a.log).WithMetrics(a.metrics)
-	if a.hubs.byEndpoint == nil {
-		a.hubs.byEndpoint = map[string]*push.Hub{}
+	gs := api.NewGatewayStream(a.service, a.connections, poster, a.log).WithMetrics(a.metrics)
+	if a.streams.byEndpoint == nil {
+		a.streams.byEndpoint = map[string]*api.GatewayStream{}
 	}
-	a.hubs.byEndpoint[endpoint] = h
-	return h, nil
+	a.streams.byEndpoint[endpoint] = gs
+	return gs, nil
 }
 
-// hubCache keeps the hub of each endpoint (one in practice).
-type hubCache struct {
+// streamCache keeps the transport of each endpoint (one in practice).
+type streamCache struct {
 	mu         sync.Mutex
-	byEndpoint map[string]*push.Hub
+	byEndpoint map[string]*api.GatewayStream
 }
 
 // HandleStreamRecords is the fan-out: for each record of the games table's
@@ -127,12 +128,12 @@ type hubCache struct {
 // retries.
 func (a *App) HandleStreamRecords(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	var resp events.DynamoDBEventResponse
-	hub, err := a.streamHub(events.APIGatewayWebsocketProxyRequestContext{})
+	gs, err := a.gatewayStream(events.APIGatewayWebsocketProxyRequestContext{})
 	if err != nil {
 		return resp, err
 	}
 	for i, r := range ev.Records {
-		if err := a.fanoutRecord(ctx, hub, r); err != nil {
+		if err := a.fanoutRecord(ctx, gs, r); err != nil {
 			a.log.Error("fan-out failed; the stream delivers the record again", "eventId", r.EventID, "seq", r.Change.SequenceNumber, "err", err)
 			for _, rest := range ev.Records[i:] {
 				resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: rest.Change.SequenceNumber})
@@ -143,23 +144,21 @@ func (a *App) HandleStreamRecords(ctx context.Context, ev events.DynamoDBEvent) 
 	return resp, nil
 }
 
-func (a *App) fanoutRecord(ctx context.Context, hub *push.Hub, r events.DynamoDBEventRecord) error {
+// fanoutRecord decodes a record once and hands the states to the record's
+// two consumers, in order: the push to the game's subscribers, then the
+// commit's effects (Service.Committed). Each takes only the decoded states,
+// so each can become a stream consumer of its own.
+func (a *App) fanoutRecord(ctx context.Context, gs *api.GatewayStream, r events.DynamoDBEventRecord) error {
 	if r.EventName != "INSERT" && r.EventName != "MODIFY" {
 		return nil // REMOVE: a TTL deletion of a finished game
 	}
-	next, err := dynamostore.DecodeStreamImage(r.Change.NewImage)
+	prev, next, err := a.decodeRecord(r)
 	if err != nil {
-		return fmt.Errorf("new image: %w", err)
+		return err
 	}
 	ctx = a.withRequest(ctx, r.EventID, "fanout", next.GameID)
-	var prev service.GameRecord
-	if len(r.Change.OldImage) > 0 {
-		if prev, err = dynamostore.DecodeStreamImage(r.Change.OldImage); err != nil {
-			return fmt.Errorf("old image: %w", err)
-		}
-	}
 	start := time.Now()
-	sent, err := hub.Fanout(ctx, next)
+	sent, err := gs.Deliver(ctx, prev, next)
 	if err != nil {
 		a.metrics.Count(obs.MetricPushFailures, 1)
 		return fmt.Errorf("push %s v%d: %w", next.GameID, next.Version, err)
@@ -169,6 +168,31 @@ func (a *App) fanoutRecord(ctx context.Context, hub *push.Hub, r events.DynamoDB
 	}
 	obs.Logger(ctx).InfoContext(ctx, "record fanned out", "version", next.Version, "sent", sent, "ms", time.Since(start).Milliseconds())
 	return nil
+}
+
+// decodeRecord reads a record's images into the committed state and the
+// one it replaced (nil for a new game).
+func (a *App) decodeRecord(r events.DynamoDBEventRecord) (prev, next *game.State, err error) {
+	image := func(which string, img map[string]events.DynamoDBAttributeValue) (*game.State, error) {
+		rec, err := dynamostore.DecodeStreamImage(img)
+		if err != nil {
+			return nil, fmt.Errorf("%s image: %w", which, err)
+		}
+		st, err := a.service.Decode(rec)
+		if err != nil {
+			return nil, fmt.Errorf("%s image: %w", which, err)
+		}
+		return st, nil
+	}
+	if next, err = image("new", r.Change.NewImage); err != nil {
+		return nil, nil, err
+	}
+	if len(r.Change.OldImage) > 0 {
+		if prev, err = image("old", r.Change.OldImage); err != nil {
+			return nil, nil, err
+		}
+	}
+	return prev, next, nil
 }
 
 // header reads a header by name in any case (WebSocket events keep the

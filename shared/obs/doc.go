@@ -5,8 +5,9 @@
 //   - Logs (log.go): NewLogger makes the JSON slog logger; WithRequest puts
 //     a request's ids (API Gateway's and Lambda's request ids, the route,
 //     the game once known: SetGameID) in its context, and every line logged
-//     with that context carries them. Secret-named attributes and seat
-//     tokens are redacted.
+//     with that context carries them. Secret-named attributes and every
+//     credential kind (shared/credential: seat and player tokens, API
+//     keys, link and invite codes by name) are redacted.
 //   - HTTP (http.go): Middleware writes one log line per request (method,
 //     route, status, bytes, duration, ids, language) and, WithMetrics, one
 //     EMF line with the request metrics. It never logs headers, the query,

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+
+	"chessapi/shared/credential"
 )
 
 // Log attribute keys that carry the request context; every line logged
@@ -25,8 +27,9 @@ const (
 // *Context methods, or a logger from Logger(ctx)) also carry its request
 // id, Lambda request id, route and game id. Values of secret-named
 // attributes (authorization, token, apiKey, x-api-key, password, secret,
-// cookie) and anything shaped like an issued seat token are replaced by
-// "[REDACTED]".
+// cookie, and the names credentials travel under) are replaced by
+// "[REDACTED]", and every credential with a prefix (seat and player
+// tokens, API keys) inside any text is masked (credential.Redact).
 func NewLogger(w io.Writer, level slog.Level, attrs ...any) *slog.Logger {
 	h := slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: redactAttr})
 	l := slog.New(NewContextHandler(h))
@@ -220,8 +223,21 @@ func (h *ContextHandler) WithGroup(name string) slog.Handler {
 const redacted = "[REDACTED]"
 
 // secretKeys are attribute keys whose values are never logged (compared
-// without case, ignoring '-' and '_').
-var secretKeys = []string{"authorization", "proxyauthorization", "token", "seattoken", "playertoken", "apikey", "xapikey", "password", "secret", "cookie", "setcookie"}
+// without case, ignoring '-' and '_'): the generic ones, and every name a
+// credential kind travels under (credential.LogNames: seatToken,
+// playerToken, apiKey, x-api-key, linkCode, inviteCode, …).
+var secretKeys = func() []string {
+	keys := []string{"authorization", "proxyauthorization", "token", "password", "secret", "cookie", "setcookie"}
+	for _, name := range credential.LogNames() {
+		keys = append(keys, normalizeKey(name))
+	}
+	return keys
+}()
+
+// normalizeKey is a key as isSecretKey compares it.
+func normalizeKey(key string) string {
+	return strings.ToLower(strings.NewReplacer("-", "", "_", "").Replace(key))
+}
 
 func isSecretKey(key string) bool {
 	if len(key) < 5 || len(key) > 22 {
@@ -250,16 +266,16 @@ func isSecretKey(key string) bool {
 }
 
 // redactAttr is the JSON handler's ReplaceAttr: secret-named attributes
-// lose their value, and seat tokens inside any string or error text are
-// masked.
+// lose their value, and credentials inside any string or error text are
+// masked (credential.Redact: seat tokens, player tokens, API keys).
 func redactAttr(_ []string, a slog.Attr) slog.Attr {
 	if isSecretKey(a.Key) {
 		return slog.String(a.Key, redacted)
 	}
 	switch a.Value.Kind() {
 	case slog.KindString:
-		if s := a.Value.String(); mayHoldToken(s) {
-			if r := RedactTokens(s); r != s {
+		if s := a.Value.String(); credential.MayContain(s) {
+			if r := credential.Redact(s); r != s {
 				return slog.String(a.Key, r)
 			}
 		}
@@ -269,8 +285,8 @@ func redactAttr(_ []string, a slog.Attr) slog.Attr {
 			if v == nil {
 				break
 			}
-			if s := v.Error(); mayHoldToken(s) {
-				if r := RedactTokens(s); r != s {
+			if s := v.Error(); credential.MayContain(s) {
+				if r := credential.Redact(s); r != s {
 					return slog.String(a.Key, r)
 				}
 			}
@@ -286,7 +302,7 @@ func redactAttr(_ []string, a slog.Attr) slog.Attr {
 }
 
 // redactValues returns a copy of a header or query map with the values of
-// secret-named keys replaced and seat tokens masked in the others.
+// secret-named keys replaced and credentials masked in the others.
 func redactValues(m map[string][]string) map[string][]string {
 	out := make(map[string][]string, len(m))
 	for k, vs := range m {
@@ -295,8 +311,8 @@ func redactValues(m map[string][]string) map[string][]string {
 			switch {
 			case isSecretKey(k):
 				c[i] = redacted
-			case mayHoldToken(v):
-				c[i] = RedactTokens(v)
+			case credential.MayContain(v):
+				c[i] = credential.Redact(v)
 			default:
 				c[i] = v
 			}
@@ -306,65 +322,6 @@ func redactValues(m map[string][]string) map[string][]string {
 	return out
 }
 
-// tokenPrefix starts every issued seat token ("st_" and 43 base64url
-// characters); minTokenBody is how many base64url characters after it
-// make a string a token for redaction.
-const (
-	tokenPrefix  = "st_"
-	minTokenBody = 20
-)
-
-func mayHoldToken(s string) bool {
-	return len(s) >= len(tokenPrefix)+minTokenBody && strings.Contains(s, tokenPrefix)
-}
-
 func isB64URL(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_'
-}
-
-// RedactTokens returns s with every seat token in it ("st_" followed by at
-// least 20 base64url characters) replaced by "st_[REDACTED]". A token
-// counts where "st_" does not continue a word of letters and digits
-// ("last_state_..." is left alone), or right after a %XX escape
-// ("token%3Dst_...").
-func RedactTokens(s string) string {
-	var b strings.Builder
-	last := 0
-	for i := 0; i+len(tokenPrefix) <= len(s); {
-		j := strings.Index(s[i:], tokenPrefix)
-		if j < 0 {
-			break
-		}
-		start := i + j
-		end := start + len(tokenPrefix)
-		for end < len(s) && isB64URL(s[end]) {
-			end++
-		}
-		if end-start-len(tokenPrefix) >= minTokenBody && tokenBoundary(s, start) {
-			if b.Len() == 0 {
-				b.Grow(len(s))
-			}
-			b.WriteString(s[last:start])
-			b.WriteString(tokenPrefix + redacted)
-			last = end
-			i = end
-			continue
-		}
-		i = start + 1
-	}
-	if last == 0 {
-		return s
-	}
-	b.WriteString(s[last:])
-	return b.String()
-}
-
-// tokenBoundary reports whether a token may start at s[i].
-func tokenBoundary(s string, i int) bool {
-	if i == 0 {
-		return true
-	}
-	c := s[i-1]
-	alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
-	return !alnum || i >= 3 && s[i-3] == '%'
 }

@@ -2,14 +2,18 @@ package obs
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"testing"
+
+	"chessapi/shared/credential"
 )
 
 func TestNewLogger(t *testing.T) {
@@ -162,26 +166,59 @@ func TestRedaction(t *testing.T) {
 	}
 }
 
-func TestRedactTokens(t *testing.T) {
-	tok := "st_" + strings.Repeat("a", 43)
-	tests := []struct{ in, want string }{
-		{"", ""},
-		{"no token here", "no token here"},
-		{tok, "st_[REDACTED]"},
-		{"Bearer " + tok, "Bearer st_[REDACTED]"},
-		{tok + " and " + tok, "st_[REDACTED] and st_[REDACTED]"},
-		{"?token=" + tok + "&x=1", "?token=st_[REDACTED]&x=1"},
-		{"st_short", "st_short"},                                                     // too short to be a token
-		{"first_st_" + strings.Repeat("b", 30), "first_st_[REDACTED]"},               // after an underscore
-		{"last_state_with_a_rather_long_name", "last_state_with_a_rather_long_name"}, // inside a word
-		{"token%3D" + tok + "%26x", "token%3Dst_[REDACTED]%26x"},                     // after a %XX escape
-		{"x" + tok, "x" + tok[:3] + strings.Repeat("a", 43)},                         // continues a word
-		{"st_" + strings.Repeat("c", 20), "st_[REDACTED]"},
-		{"st_st_" + strings.Repeat("d", 25), "st_[REDACTED]"},
+// One credential of every kind, minted as the service mints them, logged
+// in every spelling a careless line might use: none survives, nor any
+// 12-character piece of one (codes, shorter, must not appear at all).
+func TestLoggerMasksEveryCredentialKind(t *testing.T) {
+	random := rand.NewChaCha8([32]byte{'o', 'b', 's'})
+	var buf syncBuffer
+	log := NewLogger(&buf, slog.LevelDebug)
+	type minted struct {
+		kind   credential.Kind
+		secret string
 	}
-	for _, tt := range tests {
-		if got := RedactTokens(tt.in); got != tt.want {
-			t.Errorf("RedactTokens(%q) = %q, want %q", tt.in, got, tt.want)
+	var all []minted
+	for _, k := range credential.Kinds() {
+		secret, err := k.Mint(random)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, minted{k, secret})
+		js, _ := json.Marshal(map[string]string{"token": secret})
+		if k.Prefix() != "" { // recognised in any text
+			log.Info("seat " + secret + " rejected")
+			log.Info("spellings",
+				"note", "token "+secret+".",
+				"json", string(js),
+				"urlEncoded", "q=token%3D"+secret+"%26lang%3Dko",
+				"escaped", url.QueryEscape("/v1/games/g1?token="+secret),
+				"query", "/v1/games/g1/stream?token="+secret+"&lang=ko",
+				"err", fmt.Errorf("seat %s: %w", secret, errors.New("forbidden")),
+				"headers", http.Header{"X-Note": {"has " + secret}},
+				"values", url.Values{"next": {"/x?token=" + secret}},
+				slog.Group("req", "path", "/v1/games/"+secret),
+			)
+		}
+		// Under the names credentials travel under, whatever their kind.
+		log.Info("named", "seatToken", secret, "playerToken", secret, "apiKey", secret, "x-api-key", secret,
+			"linkCode", secret, "inviteCode", secret, "token", secret,
+			"headers", http.Header{"X-Api-Key": {secret}, "Authorization": {"Bearer " + secret}},
+			"query", url.Values{"token": {secret}, "linkCode": {secret}})
+	}
+	out := buf.String()
+	for _, m := range all {
+		body := m.secret[len(m.kind.Prefix()):]
+		piece := min(12, len(body))
+		for i := 0; i+piece <= len(body); i++ {
+			if strings.Contains(out, body[i:i+piece]) {
+				t.Errorf("the log keeps %q of a %v:\n%s", body[i:i+piece], m.kind, out)
+				break
+			}
+		}
+	}
+	for _, want := range []string{"st_[REDACTED]", "pt_[REDACTED]", "ak_[REDACTED]", `"linkCode":"[REDACTED]"`, `"inviteCode":"[REDACTED]"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %s:\n%s", want, out)
 		}
 	}
 }
@@ -190,10 +227,11 @@ func TestIsSecretKey(t *testing.T) {
 	for key, want := range map[string]bool{
 		"authorization": true, "Authorization": true, "AUTHORIZATION": true, "x-api-key": true, "X-Api-Key": true,
 		"apiKey": true, "api_key": true, "token": true, "Token": true, "seatToken": true, "player_token": true,
+		"linkCode": true, "link_code": true, "inviteCode": true, "invite-code": true,
 		"password": true, "secret": true, "cookie": true, "Set-Cookie": true,
 		"Proxy-Authorization": true, "proxy_authorization": true,
 		"tokenHash": false, "gameId": false, "requestId": false, "route": false, "status": false, "msg": false,
-		"tokens": false, "authorizationHeaderLength": false, "key": false,
+		"tokens": false, "authorizationHeaderLength": false, "key": false, "code": false,
 	} {
 		if got := isSecretKey(key); got != want {
 			t.Errorf("isSecretKey(%q) = %v, want %v", key, got, want)

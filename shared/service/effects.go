@@ -22,8 +22,9 @@ import (
 //
 // They run on a context detached from the request (a client that hangs up
 // after its move must not cancel its game's timer), each retried with
-// backoff; one that still fails is queued and retried in the background
-// until it succeeds or a newer commit of the game supersedes it, and the
+// backoff (retry.Effect); one that still fails is queued and retried in the
+// background (retry.EffectBacklog) until it succeeds or a newer commit of
+// the game supersedes it, and the
 // failure is logged as an error. With EffectsByStream the timer and the AI
 // are left to the stream consumer (Service.Committed).
 
@@ -58,7 +59,7 @@ func newEffects(s *Service) *effects {
 // committed runs the effects of next, the version after prev (nil for a
 // new game).
 func (e *effects) committed(ctx context.Context, prev, next *game.State, events []game.Event) {
-	e.s.feed.publish(Change{State: next, Events: events})
+	e.s.feed.publish(Change{Prev: prev, State: next, Events: events})
 	if e.s.cfg.Effects == EffectsByStream {
 		return
 	}
@@ -93,27 +94,18 @@ func (s *Service) applyEffects(ctx context.Context, prev, next *game.State) erro
 	return errors.Join(errs...)
 }
 
-// retry calls f up to EffectRetries times, doubling the pause from
-// EffectBackoff between attempts.
+// retry calls f as the effect policy says (EffectRetries tries, from
+// EffectBackoff doubling), counting and logging every failure it retries.
 func (s *Service) retry(ctx context.Context, what string, f func(context.Context) error) error {
-	pause := s.cfg.EffectBackoff
-	var err error
-	for attempt := 1; ; attempt++ {
-		if err = f(ctx); err == nil {
-			return nil
-		}
-		if attempt >= s.cfg.EffectRetries {
-			return fmt.Errorf("%s: %d attempts: %w", what, attempt, err)
-		}
+	p := s.retries.effect
+	p.OnRetry = func(attempt int, err error, wait time.Duration) {
 		s.cfg.Metrics.Count(obs.MetricEffectRetries, 1)
-		s.log.WarnContext(ctx, "effect failed, retrying", "effect", what, "attempt", attempt, "err", err)
-		select {
-		case <-time.After(pause):
-		case <-ctx.Done():
-			return fmt.Errorf("%s: %w (last error: %w)", what, ctx.Err(), err)
-		}
-		pause *= 2
+		s.log.WarnContext(ctx, "effect failed, retrying", "effect", what, "attempt", attempt, "retryIn", wait, "err", err)
 	}
+	if err := p.Do(ctx, func(int) error { return f(ctx) }); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
 }
 
 // timerFor returns the task the game's one timer should hold, if any: the
@@ -217,8 +209,7 @@ func (e *effects) enqueue(prev, next *game.State, attempts int) {
 		// in between still has its ratings applied, once.
 		prev = old.prev
 	}
-	backoff := min(time.Duration(1<<min(attempts, 10))*time.Second, 5*time.Minute)
-	e.pending[next.GameID] = pendingEffect{prev: prev, next: next, attempts: attempts, due: time.Now().Add(backoff)}
+	e.pending[next.GameID] = pendingEffect{prev: prev, next: next, attempts: attempts, due: time.Now().Add(e.s.retries.backlog.Delay(attempts))}
 	select {
 	case e.wake <- struct{}{}:
 	default:
@@ -297,19 +288,10 @@ func (s *Service) PendingEffects() int {
 }
 
 // Committed runs the effects of a stored version for the table's change
-// stream (EffectsByStream): prev is the record it replaced (zero for a new
-// game). An error means the effects could not be done and the stream
-// should deliver the record again.
-func (s *Service) Committed(ctx context.Context, prev, next GameRecord) error {
-	nextState, err := s.decode(next)
-	if err != nil {
-		return err
-	}
-	var prevState *game.State
-	if prev.GameID != "" {
-		if prevState, err = s.decode(prev); err != nil {
-			return err
-		}
-	}
-	return s.applyEffects(ctx, prevState, nextState)
+// stream (EffectsByStream): next is the committed state and prev the one it
+// replaced (nil for a new game), both decoded once by the stream's consumer.
+// An error means the effects could not be done and the stream should
+// deliver the record again.
+func (s *Service) Committed(ctx context.Context, prev, next *game.State) error {
+	return s.applyEffects(ctx, prev, next)
 }

@@ -8,6 +8,7 @@ import (
 
 	"chessapi/shared/chess"
 	"chessapi/shared/game"
+	"chessapi/shared/retry"
 )
 
 // The lobby (SPEC §12): each room lists its open waiting games, oldest
@@ -20,29 +21,56 @@ type LobbyPage struct {
 	Next  string
 }
 
-// Lobby lists the open waiting games of a room.
-func (s *Service) Lobby(ctx context.Context, room game.Room, limit int, cursor string) (LobbyPage, error) {
+// LobbyFilter narrows a room's lobby to some of its games.
+type LobbyFilter struct {
+	// Correspondence, when set, keeps only the correspondence games
+	// (timeControl days:N) when true, only the others when false.
+	Correspondence *bool
+}
+
+func (f LobbyFilter) keeps(o game.Options) bool {
+	return f.Correspondence == nil || *f.Correspondence == o.TimeControl.Correspondence()
+}
+
+// lobbyRounds bounds how many store pages one lobby page reads to fill
+// itself when its filter leaves games out: past it the page is shorter
+// than the limit, and its cursor goes on from where the reading stopped.
+const lobbyRounds = 8
+
+// Lobby lists the open waiting games of a room that filter keeps.
+func (s *Service) Lobby(ctx context.Context, room game.Room, limit int, cursor string, filter LobbyFilter) (LobbyPage, error) {
 	if s.cfg.Lister == nil {
 		return LobbyPage{}, ErrNoPlayers
 	}
-	entries, next, err := s.cfg.Lister.Lobby(ctx, string(room), limit, cursor)
-	if errors.Is(err, ErrBadCursor) {
-		return LobbyPage{}, game.FieldFormat("cursor", "cursor", nil)
-	}
-	if err != nil {
-		return LobbyPage{}, err
-	}
-	page := LobbyPage{Next: next, Items: make([]GameSummary, 0, len(entries))}
+	page := LobbyPage{Items: make([]GameSummary, 0, limit)}
 	now := s.now().UnixMilli()
-	for _, e := range entries {
-		sum, err := decodeSummary(e)
+	// Each round asks for no more games than the page still has room for,
+	// so that every game read is either on the page or left out, and the
+	// store's cursor after the last round is the page's.
+	for round := 0; round < lobbyRounds && len(page.Items) < limit; round++ {
+		entries, next, err := s.cfg.Lister.Lobby(ctx, string(room), limit-len(page.Items), cursor)
+		if errors.Is(err, ErrBadCursor) {
+			return LobbyPage{}, game.FieldFormat("cursor", "cursor", nil)
+		}
 		if err != nil {
 			return LobbyPage{}, err
 		}
-		if sum.CreatedAt+int64(sum.Options.WaitingExpirySec)*1000 <= now {
-			continue // expired, its timer about to end it
+		for _, e := range entries {
+			sum, err := decodeSummary(e)
+			if err != nil {
+				return LobbyPage{}, err
+			}
+			if sum.CreatedAt+int64(sum.Options.WaitingExpirySec)*1000 <= now {
+				continue // expired, its timer about to end it
+			}
+			if filter.keeps(sum.Options) {
+				page.Items = append(page.Items, sum)
+			}
 		}
-		page.Items = append(page.Items, sum)
+		page.Next, cursor = next, next
+		if next == "" {
+			break
+		}
 	}
 	return page, nil
 }
@@ -51,8 +79,8 @@ func (s *Service) Lobby(ctx context.Context, room game.Room, limit int, cursor s
 type QuickInput struct {
 	Room game.Room
 	// Options, when set, are the options the player wants: only games with
-	// the same variant, time control, draw mode, undo and offers are
-	// joined, and a game created has them. Nil: any game in the room, and
+	// the same rules, variant, time control, draw mode, undo and offers
+	// are joined, and a game created has them. Nil: any game in the room, and
 	// the defaults for a new one.
 	Options *game.Options
 	Caller  Caller
@@ -77,12 +105,6 @@ const (
 	// quickCreateWait is how long a requester waits for a slot's game to
 	// appear before taking the slot over.
 	quickCreateWait = 2 * time.Second
-	// quickRounds bounds the rounds of a pairing: a round is lost only to
-	// another requester taking the same seat, so each lost round is
-	// progress for someone; the pause between rounds (random, up to
-	// quickPause) keeps requesters from colliding in step.
-	quickRounds = 40
-	quickPause  = 20 * time.Millisecond
 )
 
 // compatible reports whether a waiting game's options suit what a quick
@@ -92,7 +114,7 @@ func compatible(want *game.Options, have game.Options) bool {
 		return true
 	}
 	return want.Variant == have.Variant && want.TimeControl == have.TimeControl && want.DrawMode == have.DrawMode &&
-		want.Undo == have.Undo && want.DrawOffer == have.DrawOffer
+		want.Undo == have.Undo && want.DrawOffer == have.DrawOffer && want.Rules == have.Rules
 }
 
 // QuickPair joins the oldest compatible waiting game of another player in
@@ -112,96 +134,113 @@ func (s *Service) QuickPair(ctx context.Context, in QuickInput) (QuickResult, er
 	if !in.Room.Admits(me.Rating) {
 		return QuickResult{}, &game.RuleError{Code: game.CodeRatingOutOfRange}
 	}
-	opts := game.DefaultOptions()
+	opts := game.DefaultOptionsFor(in.Room)
 	if in.Options != nil {
 		opts = *in.Options
 	}
 	opts.Room = in.Room
 	slot := "quick#" + string(in.Room) + "#" + string(opts.Variant) + "#" + opts.TimeControl.String() + "#" +
-		string(opts.DrawMode) + "#" + boolKey(opts.DrawOffer) + "#" + undoKey(opts.Undo)
-	for round := range quickRounds {
-		if round > 0 {
-			select {
-			case <-time.After(time.Duration(rand.Int64N(int64(quickPause)))):
-			case <-ctx.Done():
-				return QuickResult{}, ctx.Err()
-			}
+		string(opts.DrawMode) + "#" + boolKey(opts.DrawOffer) + "#" + undoKey(opts.Undo) + "#" + string(opts.Rules)
+	var res QuickResult
+	err = retry.QuickPair.Do(ctx, func(int) error {
+		var err error
+		res, err = s.quickRound(ctx, in, caller, me, opts, slot)
+		if errors.Is(err, errPairAgain) {
+			return err
 		}
-		// 1. The room's oldest compatible game of someone else.
-		page, err := s.Lobby(ctx, in.Room, quickScan, "")
-		if err != nil {
-			return QuickResult{}, err
-		}
-		var mine *GameSummary
-		candidates := 0
-		// Requesters arriving together would all race for the very
-		// oldest game, one winning per round; each starts at a random
-		// one of the oldest instead (then goes round them in age order),
-		// so they spread over the waiting games.
-		n := len(page.Items)
-		offset := 0
-		if n > 0 {
-			offset = rand.IntN(n)
-		}
-		for k := range n {
-			i := (offset + k) % n
-			sum := page.Items[i]
-			host := hostOf(sum)
-			if host == nil {
-				continue
-			}
-			if host.Bound && host.PlayerID == me.ID {
-				mine = &page.Items[i]
-				continue
-			}
-			if !compatible(in.Options, sum.Options) {
-				continue
-			}
-			candidates++
-			if seated, err := s.Join(ctx, sum.GameID, JoinInput{Caller: caller}); err == nil {
-				return QuickResult{Matched: true, Seated: seated}, nil
-			} else if !lostSeat(err) {
-				return QuickResult{}, err
-			}
-		}
-		if mine != nil {
-			// Waiting already (an earlier quick pairing): stay there
-			// rather than wait in two games.
-			return s.ownGame(ctx, *mine, caller)
-		}
-		if candidates > 0 {
-			// Every game tried went to someone else meanwhile: the lobby
-			// has changed, look again before making a game of our own.
+		return retry.Permanent(err)
+	})
+	var gaveUp *retry.Error
+	switch {
+	case errors.As(err, &gaveUp) && gaveUp.Stopped != nil:
+		return QuickResult{}, gaveUp.Stopped
+	case errors.Is(err, errPairAgain):
+		return QuickResult{}, ErrBusy
+	}
+	return res, err
+}
+
+// errPairAgain is a pairing round's answer when another requester took
+// the seat it went for: another round, after a pause.
+var errPairAgain = errors.New("service: pairing round lost")
+
+// quickRound is one round of a quick pairing; errPairAgain asks for
+// another.
+func (s *Service) quickRound(ctx context.Context, in QuickInput, caller Caller, me PlayerRecord, opts game.Options, slot string) (QuickResult, error) {
+	// 1. The room's oldest compatible game of someone else.
+	page, err := s.Lobby(ctx, in.Room, quickScan, "", LobbyFilter{})
+	if err != nil {
+		return QuickResult{}, err
+	}
+	var mine *GameSummary
+	candidates := 0
+	// Requesters arriving together would all race for the very
+	// oldest game, one winning per round; each starts at a random
+	// one of the oldest instead (then goes round them in age order),
+	// so they spread over the waiting games.
+	n := len(page.Items)
+	offset := 0
+	if n > 0 {
+		offset = rand.IntN(n)
+	}
+	for k := range n {
+		i := (offset + k) % n
+		sum := page.Items[i]
+		host := hostOf(sum)
+		if host == nil {
 			continue
 		}
-		// 2. The pairing slot: claim it and wait in a new game, or join
-		// the game of whoever holds it.
-		newID, err := s.newGameID()
-		if err != nil {
+		if host.Bound && host.PlayerID == me.ID {
+			mine = &page.Items[i]
+			continue
+		}
+		if !compatible(in.Options, sum.Options) {
+			continue
+		}
+		candidates++
+		if seated, err := s.Join(ctx, sum.GameID, JoinInput{Caller: caller}); err == nil {
+			return QuickResult{Matched: true, Seated: seated}, nil
+		} else if !lostSeat(err) {
 			return QuickResult{}, err
 		}
-		holder, err := s.cfg.Players.ClaimSlot(ctx, slot, newID, quickSlotTTL, s.now())
-		switch {
-		case err == nil:
-			seated, err := s.createQuick(ctx, newID, opts, caller)
-			if err != nil {
-				_ = s.cfg.Players.ReleaseSlot(ctx, slot, newID)
-				return QuickResult{}, err
-			}
-			return QuickResult{Seated: seated}, nil
-		case !errors.Is(err, ErrSlotTaken):
-			return QuickResult{}, err
-		}
-		seated, joined, err := s.joinSlotGame(ctx, slot, holder, caller, me.ID)
-		if err != nil {
-			return QuickResult{}, err
-		}
-		if joined {
-			return QuickResult{Matched: !seated.isOwn, Seated: seated.Seated}, nil
-		}
-		// The slot's game is gone or full: the slot was freed; again.
 	}
-	return QuickResult{}, ErrBusy
+	if mine != nil {
+		// Waiting already (an earlier quick pairing): stay there
+		// rather than wait in two games.
+		return s.ownGame(ctx, *mine, caller)
+	}
+	if candidates > 0 {
+		// Every game tried went to someone else meanwhile: the lobby
+		// has changed, look again before making a game of our own.
+		return QuickResult{}, errPairAgain
+	}
+	// 2. The pairing slot: claim it and wait in a new game, or join
+	// the game of whoever holds it.
+	newID, err := s.newGameID()
+	if err != nil {
+		return QuickResult{}, err
+	}
+	holder, err := s.cfg.Players.ClaimSlot(ctx, slot, newID, quickSlotTTL, s.now())
+	switch {
+	case err == nil:
+		seated, err := s.createQuick(ctx, newID, opts, caller)
+		if err != nil {
+			_ = s.cfg.Players.ReleaseSlot(ctx, slot, newID)
+			return QuickResult{}, err
+		}
+		return QuickResult{Seated: seated}, nil
+	case !errors.Is(err, ErrSlotTaken):
+		return QuickResult{}, err
+	}
+	seated, joined, err := s.joinSlotGame(ctx, slot, holder, caller, me.ID)
+	if err != nil {
+		return QuickResult{}, err
+	}
+	if joined {
+		return QuickResult{Matched: !seated.isOwn, Seated: seated.Seated}, nil
+	}
+	// The slot's game is gone or full: the slot was freed; again.
+	return QuickResult{}, errPairAgain
 }
 
 type slotSeat struct {

@@ -3,11 +3,14 @@ package service
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"chessapi/shared/credential"
 	"chessapi/shared/game"
+	"chessapi/shared/retry"
 )
 
 // Players (SPEC §12): an identity an app keeps across games and devices.
@@ -46,13 +49,11 @@ type GamePage struct {
 	Next string
 }
 
-// Link codes: 8 characters from an alphabet without look-alikes (no 0/O,
-// 1/I/L), single use, 10 minutes (SPEC §15). 31^8 ≈ 8.5·10^11 codes, and a
-// client gets LinkFailuresAllowed wrong tries per LinkWindow, so guessing
-// one of the few live codes is out of reach.
+// Link codes (credential.LinkCode): 8 characters from an alphabet without
+// look-alikes (no 0/O, 1/I/L), single use, 10 minutes (SPEC §15). 31^8 ≈
+// 8.5·10^11 codes, and a client gets LinkFailuresAllowed wrong tries per
+// LinkWindow, so guessing one of the few live codes is out of reach.
 const (
-	linkAlphabet        = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
-	LinkCodeLen         = 8
 	LinkCodeTTL         = 10 * time.Minute
 	LinkWindow          = 10 * time.Minute
 	LinkFailuresAllowed = 10
@@ -95,7 +96,7 @@ func (s *Service) CreatePlayer(ctx context.Context, name string) (NewPlayer, err
 		if err != nil {
 			return NewPlayer{}, err
 		}
-		token, hash, err := s.newSecret(PlayerTokenPrefix)
+		token, hash, err := s.newCredential(credential.PlayerToken)
 		if err != nil {
 			return NewPlayer{}, err
 		}
@@ -147,24 +148,73 @@ func (s *Service) Rename(ctx context.Context, c Caller, name string) (Profile, e
 	if err != nil {
 		return Profile{}, err
 	}
-	for range s.cfg.MaxAttempts {
-		p, err := s.requirePlayer(ctx, c)
-		if err != nil {
-			return Profile{}, err
-		}
-		next := p
-		next.Name, next.Version = name, p.Version+1
-		err = s.cfg.Players.UpdatePlayer(ctx, next, p.Version)
-		if errors.Is(err, ErrVersionConflict) {
-			continue
-		}
-		if err != nil {
-			return Profile{}, err
-		}
-		return profileOf(next), nil
+	p, err := s.requirePlayer(ctx, c)
+	if err != nil {
+		return Profile{}, err
 	}
-	return Profile{}, ErrBusy
+	next, err := s.updatePlayer(ctx, p.ID, func(p *PlayerRecord) error {
+		p.Name = name
+		return nil
+	})
+	if err != nil {
+		return Profile{}, err
+	}
+	return profileOf(next), nil
 }
+
+// updatePlayer is the one way a player record changes, the players' twin
+// of the one game transaction (update): read the record, let change edit
+// a copy, write it conditionally on the version read, and on a lost race
+// run again from a fresh read, at most retry.PlayerWrite's rounds (then
+// ErrBusy). Every change of a player goes through it, so concurrent ones
+// (two games ending at once, a rename meanwhile) apply one at a time, each
+// to the record as the one before left it.
+//
+// change sees the record as stored now and may run more than once (once
+// per round): it must decide from its argument alone. It returns
+// errUnchanged when there is nothing to write (the record is returned as
+// read) or another error to leave the player as it was. The id and the
+// version are the loop's: change cannot alter them.
+func (s *Service) updatePlayer(ctx context.Context, id string, change func(*PlayerRecord) error) (PlayerRecord, error) {
+	ps, err := s.players()
+	if err != nil {
+		return PlayerRecord{}, err
+	}
+	var out PlayerRecord
+	err = s.retries.player.Do(ctx, func(int) error {
+		cur, err := ps.Player(ctx, id)
+		if err != nil {
+			return retry.Permanent(err)
+		}
+		next := cur
+		next.Applied = slices.Clone(cur.Applied) // change edits its own copy
+		switch err := change(&next); {
+		case errors.Is(err, errUnchanged):
+			out = cur
+			return nil
+		case err != nil:
+			return retry.Permanent(err)
+		}
+		next.ID, next.Version = cur.ID, cur.Version+1
+		err = ps.UpdatePlayer(ctx, next, cur.Version)
+		if errors.Is(err, ErrVersionConflict) {
+			return err // another change came first: again, from a fresh read
+		}
+		if err != nil {
+			return retry.Permanent(err)
+		}
+		out = next
+		return nil
+	})
+	if errors.Is(err, ErrVersionConflict) {
+		return PlayerRecord{}, ErrBusy
+	}
+	return out, err
+}
+
+// errUnchanged is what an updatePlayer change returns when the record
+// already is as it should be.
+var errUnchanged = errors.New("service: player unchanged")
 
 // Page sizes of the lists (SPEC §15).
 const (
@@ -207,45 +257,20 @@ func (s *Service) NewLinkCode(ctx context.Context, c Caller) (LinkCode, error) {
 		return LinkCode{}, err
 	}
 	for attempt := 0; ; attempt++ {
-		b, err := s.randomBytes(LinkCodeLen)
+		code, hash, err := s.newCredential(credential.LinkCode)
 		if err != nil {
 			return LinkCode{}, err
 		}
-		code := make([]byte, LinkCodeLen)
-		for i, v := range b {
-			// 256 = 8·31 + 8: the slight bias toward the first 8 letters
-			// leaves far more than enough entropy for a 10-minute code.
-			code[i] = linkAlphabet[int(v)%len(linkAlphabet)]
-		}
 		expires := s.now().Add(LinkCodeTTL).UTC().Truncate(time.Second)
-		err = s.cfg.Players.PutLinkCode(ctx, HashToken(string(code)), p.ID, expires)
+		err = s.cfg.Players.PutLinkCode(ctx, hash, p.ID, expires)
 		if errors.Is(err, ErrAlreadyExists) && attempt < 3 {
 			continue
 		}
 		if err != nil {
 			return LinkCode{}, err
 		}
-		return LinkCode{Code: string(code), ExpiresAt: expires}, nil
+		return LinkCode{Code: code, ExpiresAt: expires}, nil
 	}
-}
-
-// normalizeLinkCode reads a code as people type it: any case, with spaces
-// or dashes; "" if it cannot be a code.
-func normalizeLinkCode(in string) string {
-	var b strings.Builder
-	for _, r := range strings.ToUpper(in) {
-		switch {
-		case r == ' ' || r == '-':
-		case r < 128 && strings.ContainsRune(linkAlphabet, r):
-			b.WriteRune(r)
-		default:
-			return ""
-		}
-	}
-	if b.Len() != LinkCodeLen {
-		return ""
-	}
-	return b.String()
 }
 
 // Link uses a link code: a new token for the code's player (earlier tokens
@@ -265,7 +290,7 @@ func (s *Service) Link(ctx context.Context, code, client string) (NewPlayer, err
 		return NewPlayer{}, &RateLimitError{Wait: end.Sub(now)}
 	}
 	playerID := ""
-	if norm := normalizeLinkCode(code); norm != "" {
+	if norm, ok := credential.LinkCode.Normalize(code); ok {
 		playerID, err = ps.ClaimLinkCode(ctx, HashToken(norm), now)
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return NewPlayer{}, err
@@ -277,7 +302,7 @@ func (s *Service) Link(ctx context.Context, code, client string) (NewPlayer, err
 		}
 		return NewPlayer{}, ErrLinkCodeInvalid
 	}
-	token, hash, err := s.newSecret(PlayerTokenPrefix)
+	token, hash, err := s.newCredential(credential.PlayerToken)
 	if err != nil {
 		return NewPlayer{}, err
 	}

@@ -13,7 +13,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"chessapi/infra/emulator"
+	"chessapi/infra/emulator/emulatortest"
 	"chessapi/shared/chess"
+	"chessapi/shared/credential"
 	"chessapi/shared/game"
 	"chessapi/shared/internal/fakeclock"
 	"chessapi/shared/service"
@@ -51,13 +53,13 @@ func backends(t testing.TB) map[string]func(t testing.TB) (service.Store, servic
 	}
 	for _, kind := range []emulator.Kind{emulator.Moto, emulator.Dynalite} {
 		out[string(kind)] = func(t testing.TB) (service.Store, service.Players, service.GameLister) {
-			endpoint := emulator.Start(t, kind)
+			endpoint := emulatortest.Start(t, kind)
 			client := dynamodb.NewFromConfig(emulator.Config(endpoint))
-			games, err := dynamostore.New(client, emulator.NewGamesTable(t, endpoint))
+			games, err := dynamostore.New(client, emulatortest.NewGamesTable(t, endpoint))
 			if err != nil {
 				t.Fatal(err)
 			}
-			data, err := dynamostore.NewData(client, emulator.NewDataTable(t, endpoint))
+			data, err := dynamostore.NewData(client, emulatortest.NewDataTable(t, endpoint))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,11 +120,14 @@ func (f *playerFixture) setRating(t *testing.T, c service.Caller, rating, games 
 	}
 }
 
-// ratedGame creates a game in room between two players, white the host.
+// ratedGame creates a game in room between two players, white the host,
+// with 30 s a move (the rooms play the yeoul rules: SPEC §16.5), and
+// returns it started: both seats ready and the 3 s to the start passed.
 func (f *playerFixture) ratedGame(t *testing.T, room string, white, black service.Caller) string {
 	t.Helper()
-	o := options(t, `{"colorAssignment":"hostWhite","timeControl":"1+0"}`)
-	o.Room = game.Room(room)
+	o := game.DefaultOptionsFor(game.Room(room))
+	o.ColorAssignment = game.ColorsHostWhite
+	o.TimeControl = game.TimeControl{Kind: game.TimePerMove, PerMoveSec: 30}
 	host, err := f.svc.Create(t.Context(), service.CreateInput{Options: o, Caller: white})
 	if err != nil {
 		t.Fatal(err)
@@ -130,6 +135,12 @@ func (f *playerFixture) ratedGame(t *testing.T, room string, white, black servic
 	if _, err := f.svc.Join(t.Context(), host.GameID, service.JoinInput{Caller: black}); err != nil {
 		t.Fatal(err)
 	}
+	for _, seat := range []service.Caller{white, black} {
+		if _, err := f.svc.Act(t.Context(), host.GameID, seat, service.ActionInput{Action: game.Action{Type: game.ActionReady}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.clock.Advance(game.StartDelayMs * time.Millisecond)
 	return host.GameID
 }
 
@@ -215,7 +226,7 @@ func TestLinkCodes(t *testing.T) {
 	alice := f.player(t, "Alice")
 	id := f.me(t, alice).PlayerID
 	lc, err := f.svc.NewLinkCode(ctx, alice)
-	if err != nil || len(lc.Code) != service.LinkCodeLen {
+	if err != nil || !credential.LinkCode.WellFormed(lc.Code) {
 		t.Fatalf("link code %+v, %v", lc, err)
 	}
 	// Typed as people type it: lower case, with a dash.
@@ -259,8 +270,7 @@ func TestRoomsAndInvites(t *testing.T) {
 	low, high := f.player(t, "Low"), f.player(t, "High")
 	f.setRating(t, low, 1299, 3)
 	f.setRating(t, high, 1300, 3)
-	beginner := options(t, `{}`)
-	beginner.Room = game.RoomBeginner
+	beginner := game.DefaultOptionsFor(game.RoomBeginner)
 	if _, err := f.svc.Create(ctx, service.CreateInput{Options: beginner, Caller: high}); ruleCode(err) != game.CodeRatingOutOfRange {
 		t.Errorf("1300 creates in beginner: %v; want rating_out_of_range", err)
 	}
@@ -289,7 +299,7 @@ func TestRoomsAndInvites(t *testing.T) {
 	if _, err := f.svc.Join(ctx, priv.GameID, service.JoinInput{InviteCode: "WRONGCODE2"}); ruleCode(err) != game.CodeInviteRequired {
 		t.Errorf("join with a wrong code: %v; want invite_required", err)
 	}
-	lobby, err := f.svc.Lobby(ctx, game.RoomFree, 100, "")
+	lobby, err := f.svc.Lobby(ctx, game.RoomFree, 100, "", service.LobbyFilter{})
 	if err != nil || slices.ContainsFunc(lobby.Items, func(s service.GameSummary) bool { return s.GameID == priv.GameID }) {
 		t.Errorf("lobby %v, %v; want no private game in it", lobby.Items, err)
 	}
@@ -304,7 +314,7 @@ func TestRoomsAndInvites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lobby, _ := f.svc.Lobby(ctx, game.RoomFree, 100, ""); !slices.ContainsFunc(lobby.Items, func(s service.GameSummary) bool { return s.GameID == open.GameID }) {
+	if lobby, _ := f.svc.Lobby(ctx, game.RoomFree, 100, "", service.LobbyFilter{}); !slices.ContainsFunc(lobby.Items, func(s service.GameSummary) bool { return s.GameID == open.GameID }) {
 		t.Error("the open waiting game is not in its room's lobby")
 	}
 	task := f.rec.lastTimeout(t)
@@ -319,7 +329,7 @@ func TestRoomsAndInvites(t *testing.T) {
 	if v.Phase != game.PhaseFinished || v.Result.Reason != game.ReasonExpired {
 		t.Errorf("after the expiry: %s %v; want finished, expired", v.Phase, v.Result)
 	}
-	if lobby, _ := f.svc.Lobby(ctx, game.RoomFree, 100, ""); slices.ContainsFunc(lobby.Items, func(s service.GameSummary) bool { return s.GameID == open.GameID }) {
+	if lobby, _ := f.svc.Lobby(ctx, game.RoomFree, 100, "", service.LobbyFilter{}); slices.ContainsFunc(lobby.Items, func(s service.GameSummary) bool { return s.GameID == open.GameID }) {
 		t.Error("the expired game is still in the lobby")
 	}
 }
@@ -382,8 +392,16 @@ func TestRatingsExactlyOnce(t *testing.T) {
 				t.Errorf("result's rating change = %+v", v.Result.RatingChange)
 			}
 			// The change stream delivers the finishing version again.
+			prevState, err := f.svc.Decode(prev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nextState, err := f.svc.Decode(next)
+			if err != nil {
+				t.Fatal(err)
+			}
 			for range 3 {
-				if err := f.svc.Committed(ctx, prev, next); err != nil {
+				if err := f.svc.Committed(ctx, prevState, nextState); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -399,7 +417,7 @@ func TestRatingsExactlyOnce(t *testing.T) {
 			if _, err := f.svc.Act(ctx, g2, c, service.ActionInput{Action: moveUCI("e7e5")}); err != nil {
 				t.Fatal(err)
 			}
-			f.clock.Advance(2 * time.Minute) // white's 1+0 clock ran out
+			f.clock.Advance(2 * time.Minute) // white's 30 s and its three extensions ran out
 			if err := f.svc.HandleTimeout(ctx, f.rec.lastTimeout(t)); err != nil {
 				t.Fatal(err)
 			}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"chessapi/infra/emulator"
+	"chessapi/infra/emulator/emulatortest"
 	"chessapi/shared/game"
 	"chessapi/shared/service"
 	"chessapi/shared/store/dynamostore"
@@ -26,8 +27,8 @@ func stores(t *testing.T) map[string]func(t *testing.T) service.Store {
 
 func dynamoStore(t *testing.T, kind emulator.Kind) service.Store {
 	t.Helper()
-	endpoint := emulator.Start(t, kind)
-	table := emulator.NewGamesTable(t, endpoint)
+	endpoint := emulatortest.Start(t, kind)
+	table := emulatortest.NewGamesTable(t, endpoint)
 	s, err := dynamostore.NewFromConfig(emulator.Config(endpoint), table)
 	if err != nil {
 		t.Fatal(err)

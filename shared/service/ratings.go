@@ -16,8 +16,16 @@ import (
 // the players is an effect of that commit, like the timer: retried until
 // done, and idempotent, because each player record lists the games whose
 // change it already includes (PlayerRecord.Applied). Two games of one
-// player ending at once both apply: each is a compare-and-set on the
-// player's version, retried on a lost race, adding its own delta.
+// player ending at once both apply: each goes through updatePlayer (a
+// compare-and-set on the player's version, retried on a lost race),
+// adding its own delta.
+//
+// The delta itself is still decided when the game ends, from the
+// standings read then (update → standings): two games of one player that
+// end at the same moment are both rated from the same standing. Making
+// each game's change start from the rating the previous application left
+// (issue 23's chain) means deciding it inside the change function, where
+// the fresh record is, and writing it back into the game's result.
 
 // appliedKept is how many rated game ids a player record remembers; a
 // redelivery of an older game's change than that is not possible (the
@@ -63,33 +71,26 @@ func (s *Service) applyRatings(ctx context.Context, st *game.State) error {
 	return errors.Join(errs...)
 }
 
+// applyRating adds a rated game's change to one player, once: through the
+// one player-update loop, so each game's application sees the record as
+// the one before left it, and a redelivery finds its game already listed.
 func (s *Service) applyRating(ctx context.Context, playerID, gameID string, delta int) error {
-	for range s.cfg.MaxAttempts {
-		p, err := s.cfg.Players.Player(ctx, playerID)
-		if err != nil {
-			return fmt.Errorf("rating of %s for %s: %w", playerID, gameID, err)
-		}
+	_, err := s.updatePlayer(ctx, playerID, func(p *PlayerRecord) error {
 		if slices.Contains(p.Applied, gameID) {
-			return nil // a redelivery: already counted
+			return errUnchanged // a redelivery: already counted
 		}
-		next := p
-		next.Version = p.Version + 1
-		next.Rating += delta
-		next.RatedGames++
-		next.Applied = append(slices.Clone(p.Applied), gameID)
-		if len(next.Applied) > appliedKept {
-			next.Applied = next.Applied[len(next.Applied)-appliedKept:]
-		}
-		err = s.cfg.Players.UpdatePlayer(ctx, next, p.Version)
-		if errors.Is(err, ErrVersionConflict) {
-			continue // another game of this player ended meanwhile
-		}
-		if err != nil {
-			return fmt.Errorf("rating of %s for %s: %w", playerID, gameID, err)
+		p.Rating += delta
+		p.RatedGames++
+		p.Applied = append(p.Applied, gameID)
+		if len(p.Applied) > appliedKept {
+			p.Applied = p.Applied[len(p.Applied)-appliedKept:]
 		}
 		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("rating of %s for %s: %w", playerID, gameID, err)
 	}
-	return fmt.Errorf("rating of %s for %s: %w", playerID, gameID, ErrBusy)
+	return nil
 }
 
 // RecoverRatings applies the rating changes of finished games whose

@@ -21,6 +21,7 @@ import (
 
 	"chessapi/shared/game"
 	"chessapi/shared/obs"
+	"chessapi/shared/retry"
 )
 
 // Errors the edge maps to status codes (besides the store's ErrNotFound,
@@ -111,7 +112,9 @@ type Config struct {
 	// nil.
 	Random io.Reader
 	Logger *slog.Logger
-	// MaxAttempts bounds load→apply→write rounds on lost races (default 8).
+	// MaxAttempts bounds load→apply→write rounds on lost races, of a game
+	// and of a player (default: retry.GameWrite's and retry.PlayerWrite's,
+	// 8).
 	MaxAttempts int
 	// PollInterval is how often a long poll re-reads the store for changes
 	// made by other processes (Lambda); 0 relies on in-process
@@ -126,15 +129,32 @@ type Config struct {
 	// AIRestarts bounds how often an unanswered AI turn is started again
 	// before the AI seat forfeits (default 3).
 	AIRestarts int
-	// EffectRetries bounds the attempts of each effect after a commit
-	// (default 4), spaced by EffectBackoff doubling (default 100 ms).
+	// EffectRetries bounds the attempts of each effect after a commit,
+	// spaced by EffectBackoff doubling (default: retry.Effect's, 4 and
+	// 100 ms).
 	EffectRetries int
 	EffectBackoff time.Duration
+}
+
+// retries are the service's retry policies: the named ones of package
+// retry, narrowed by the Config.
+type retries struct {
+	game, player, effect, backlog retry.Policy
+}
+
+func retriesOf(cfg Config) retries {
+	return retries{
+		game:    retry.GameWrite.WithAttempts(cfg.MaxAttempts),
+		player:  retry.PlayerWrite.WithAttempts(cfg.MaxAttempts),
+		effect:  retry.Effect.WithAttempts(cfg.EffectRetries).WithBase(cfg.EffectBackoff),
+		backlog: retry.EffectBacklog,
+	}
 }
 
 // Service runs games. It is safe for concurrent use.
 type Service struct {
 	cfg     Config
+	retries retries
 	log     *slog.Logger
 	feed    *feed
 	effects *effects
@@ -164,9 +184,6 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	if cfg.MaxAttempts <= 0 {
-		cfg.MaxAttempts = 8
-	}
 	if cfg.FinishedTTL <= 0 {
 		cfg.FinishedTTL = 30 * 24 * time.Hour
 	}
@@ -176,13 +193,7 @@ func New(cfg Config) (*Service, error) {
 	if cfg.AIRestarts <= 0 {
 		cfg.AIRestarts = 3
 	}
-	if cfg.EffectRetries <= 0 {
-		cfg.EffectRetries = 4
-	}
-	if cfg.EffectBackoff <= 0 {
-		cfg.EffectBackoff = 100 * time.Millisecond
-	}
-	s := &Service{cfg: cfg, log: cfg.Logger, feed: newFeed(), draining: make(chan struct{})}
+	s := &Service{cfg: cfg, retries: retriesOf(cfg), log: cfg.Logger, feed: newFeed(), draining: make(chan struct{})}
 	s.effects = newEffects(s)
 	return s, nil
 }

@@ -16,6 +16,7 @@ import (
 	"chessapi/shared/chess"
 	"chessapi/shared/engine"
 	"chessapi/shared/game"
+	"chessapi/shared/game/storedgame"
 	"chessapi/shared/internal/fakeclock"
 	"chessapi/shared/service"
 	"chessapi/shared/store/boltstore"
@@ -341,7 +342,7 @@ func TestMigratedV1Game(t *testing.T) {
 	}
 	t.Cleanup(func() { bolt.Close() })
 	for _, name := range []string{"v1_playing", "v1_finished"} {
-		data, err := os.ReadFile(filepath.Join("..", "game", "testdata", name+".json"))
+		data, err := os.ReadFile(filepath.Join("..", "game", "storedgame", "testdata", "records", "v1-typescript", strings.TrimPrefix(name, "v1_")+".json"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -416,7 +417,7 @@ func TestChess960CastlingListedAlike(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := game.Decode(rec.State)
+	st, err := storedgame.Decode(rec.State)
 	if err != nil {
 		t.Fatal(err)
 	}

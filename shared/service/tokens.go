@@ -2,30 +2,25 @@ package service
 
 import (
 	"context"
-	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"chessapi/shared/chess"
+	"chessapi/shared/credential"
 	"chessapi/shared/game"
 )
 
-// Seat tokens are 256-bit random secrets, shown once (create/join) and
-// stored only as a SHA-256 hash: a token has far too much entropy for a
-// dictionary attack, so a fast hash is enough. Comparison is constant-time.
+// Seat and player tokens (and every other credential this API issues) are
+// defined once, in shared/credential: 256-bit random secrets, shown once
+// (create/join, player creation, linking) and stored only as
+// credential.Hash. Comparison is constant-time.
 const (
-	tokenPrefix = "st_"
-	tokenBytes  = 32
 	gameIDBytes = 16 // 128 bits: unguessable game ids (22 base64url chars)
-	// PlayerTokenPrefix starts a player token (SPEC §12): 256 bits like a
-	// seat token, stored hashed the same way.
-	PlayerTokenPrefix = "pt_"
 	// RegisteredIDPrefix starts a registered player's id; an anonymous
 	// seat's id never does (a body's player.id with it is not taken), so
 	// no seat can pose as a registered player.
@@ -60,17 +55,17 @@ func (s *Service) newPlayerID() (string, error) {
 
 // newToken returns a fresh seat token and its stored hash.
 func (s *Service) newToken() (token, hash string, err error) {
-	return s.newSecret(tokenPrefix)
+	return s.newCredential(credential.SeatToken)
 }
 
-// newSecret returns a fresh 256-bit token with the prefix, and its hash.
-func (s *Service) newSecret(prefix string) (token, hash string, err error) {
-	b, err := s.randomBytes(tokenBytes)
+// newCredential mints a credential of kind from the service's random
+// source and returns it with its stored hash.
+func (s *Service) newCredential(kind credential.Kind) (text, hash string, err error) {
+	text, err = kind.Mint(s.cfg.Random)
 	if err != nil {
 		return "", "", err
 	}
-	token = prefix + b64.EncodeToString(b)
-	return token, HashToken(token), nil
+	return text, credential.Hash(text), nil
 }
 
 func (s *Service) newRegisteredID() (string, error) {
@@ -89,12 +84,9 @@ func (s *Service) newSeed() (uint64, error) {
 	return binary.LittleEndian.Uint64(b), nil
 }
 
-// HashToken is how a seat token is stored: hex SHA-256 (a 256-bit random
-// secret needs no slow hash). Exported for tools and tests that seed games.
-func HashToken(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(sum[:])
-}
+// HashToken is how a token or code is stored (credential.Hash: hex
+// SHA-256). Exported for tools and tests that seed games.
+func HashToken(token string) string { return credential.Hash(token) }
 
 // validGameID reports whether id could be one of ours; anything else is
 // "not found" without a store read.
@@ -174,7 +166,7 @@ func (c Caller) hash() string {
 // isPlayerToken reports whether the caller holds a player token.
 func (c Caller) isPlayerToken() bool {
 	if c.Token != "" {
-		return strings.HasPrefix(c.Token, PlayerTokenPrefix)
+		return strings.HasPrefix(c.Token, credential.PlayerToken.Prefix())
 	}
 	return c.TokenHash != "" && c.PlayerToken
 }

@@ -7,7 +7,9 @@ import (
 
 	"chessapi/shared/chess"
 	"chessapi/shared/game"
+	"chessapi/shared/game/storedgame"
 	"chessapi/shared/obs"
+	"chessapi/shared/retry"
 )
 
 // How a game changes: every use case (create, act, join, presence, a read
@@ -64,81 +66,102 @@ type outcome struct {
 	replayed *game.AppliedRequest
 }
 
-// update runs t until it commits, is refused, or loses MaxAttempts races
-// (ErrBusy).
+// update runs t until it commits, is refused, or loses the rounds
+// retry.GameWrite allows (ErrBusy).
 func (s *Service) update(ctx context.Context, t txn) (outcome, error) {
 	caller, err := s.resolve(ctx, t.caller)
 	if err != nil {
 		return outcome{}, err
 	}
 	t.caller = caller
-	for range s.cfg.MaxAttempts {
-		cur, err := s.load(ctx, t.gameID)
-		if err != nil {
-			return outcome{}, err
+	var out outcome
+	err = s.retries.game.Do(ctx, func(int) error {
+		var err error
+		out, err = s.round(ctx, t)
+		if errors.Is(err, errLostRace) {
+			return err // again, from a fresh read
 		}
-		seat, err := s.authorize(cur.state, t.caller, t.access)
-		if err != nil {
-			return outcome{}, err
-		}
-		if t.requestID != "" && seat != nil {
-			if done, ok := cur.state.AppliedRequest(*seat, t.requestID); ok {
-				if done.Hash != "" && t.requestHash != "" && done.Hash != t.requestHash {
-					return outcome{}, ErrRequestIDReused
-				}
-				return outcome{state: cur.state, seat: seat, replayed: &done}, nil
-			}
-		}
-		if t.expectedVersion != nil && *t.expectedVersion != cur.state.Version {
-			return outcome{}, s.conflict(cur.state, seat)
-		}
-		var step game.Step = game.Timeout{}
-		if t.step != nil {
-			asked, err := t.step(cur.state, seat)
-			if err != nil {
-				return outcome{}, err
-			}
-			if asked != nil {
-				step = asked
-			}
-		}
-		now := s.now()
-		next, events, stepErr := game.Reduce(cur.state, step, now)
-		if game.EndsRatedGame(cur.state, next) {
-			// The step ends a rated game: again, with both players'
-			// standings, so the result carries its rating change (the
-			// reducer is deterministic: same step, same outcome).
-			standings, err := s.standings(ctx, next)
-			if err != nil {
-				return outcome{}, err
-			}
-			next, events, stepErr = game.Reduce(cur.state, game.Rated{Step: step, Players: standings}, now)
-		}
-		if next == nil || next == cur.state {
-			return outcome{state: cur.state, seat: seat}, stepErr
-		}
-		// next is committed by the reducer: either the step (and the due
-		// timeout before it), or, when the step was refused, that timeout
-		// alone, which stands for everybody.
-		err = s.write(ctx, cur, next, events)
-		switch {
-		case errors.Is(err, ErrVersionConflict):
-			s.cfg.Metrics.Count(obs.MetricConflicts, 1)
-			if stepErr != nil {
-				return outcome{}, stepErr // the timeout is someone else's to write now
-			}
-			if t.expectedVersion != nil {
-				return s.afterLostPinnedRace(ctx, t, seat)
-			}
-			continue
-		case err != nil:
-			return outcome{}, err
-		case stepErr != nil:
-			return outcome{}, stepErr
-		}
-		return outcome{state: next, seat: seat, events: events}, nil
+		return retry.Permanent(err)
+	})
+	if errors.Is(err, errLostRace) {
+		return outcome{}, ErrBusy
 	}
-	return outcome{}, ErrBusy
+	return out, err
+}
+
+// errLostRace is a round's answer when its write lost to a concurrent one
+// and the txn may run again from a fresh read.
+var errLostRace = errors.New("service: lost a write race")
+
+// round is one load → apply → conditional write of t; errLostRace asks
+// for another.
+func (s *Service) round(ctx context.Context, t txn) (outcome, error) {
+	cur, err := s.load(ctx, t.gameID)
+	if err != nil {
+		return outcome{}, err
+	}
+	seat, err := s.authorize(cur.state, t.caller, t.access)
+	if err != nil {
+		return outcome{}, err
+	}
+	if t.requestID != "" && seat != nil {
+		if done, ok := cur.state.AppliedRequest(*seat, t.requestID); ok {
+			if done.Hash != "" && t.requestHash != "" && done.Hash != t.requestHash {
+				return outcome{}, ErrRequestIDReused
+			}
+			return outcome{state: cur.state, seat: seat, replayed: &done}, nil
+		}
+	}
+	if t.expectedVersion != nil && *t.expectedVersion != cur.state.Version {
+		return outcome{}, s.conflict(cur.state, seat)
+	}
+	var step game.Step = game.Timeout{}
+	if t.step != nil {
+		asked, err := t.step(cur.state, seat)
+		if err != nil {
+			return outcome{}, err
+		}
+		if asked != nil {
+			step = asked
+		}
+	}
+	now := s.now()
+	next, events, stepErr := game.Reduce(cur.state, step, now)
+	if game.EndsRatedGame(cur.state, next) {
+		// The step ends a rated game: again, with both players'
+		// standings, so the result carries its rating change (the
+		// reducer is deterministic: same step, same outcome).
+		standings, err := s.standings(ctx, next)
+		if err != nil {
+			return outcome{}, err
+		}
+		next, events, stepErr = game.Reduce(cur.state, game.Rated{Step: step, Players: standings}, now)
+	}
+	if next == nil || next == cur.state {
+		return outcome{state: cur.state, seat: seat}, stepErr
+	}
+	// next is committed by the reducer: either the step (and the due
+	// timeout before it), or, when the step was refused, that timeout
+	// alone, which stands for everybody.
+	err = s.write(ctx, cur, next, events)
+	switch {
+	case errors.Is(err, ErrVersionConflict):
+		s.cfg.Metrics.Count(obs.MetricConflicts, 1)
+		if stepErr != nil {
+			return outcome{}, stepErr // the timeout is someone else's to write now
+		}
+		if t.expectedVersion != nil {
+			// Pinned to a version: never run again; the lost race is
+			// answered here.
+			return s.afterLostPinnedRace(ctx, t, seat)
+		}
+		return outcome{}, errLostRace
+	case err != nil:
+		return outcome{}, err
+	case stepErr != nil:
+		return outcome{}, stepErr
+	}
+	return outcome{state: next, seat: seat, events: events}, nil
 }
 
 // afterLostPinnedRace answers a request pinned to a version whose write
@@ -220,7 +243,7 @@ func (s *Service) load(ctx context.Context, gameID string) (loaded, error) {
 
 // decode reads a stored record.
 func (s *Service) decode(rec GameRecord) (*game.State, error) {
-	st, err := game.Decode(rec.State)
+	st, err := storedgame.Decode(rec.State)
 	if err != nil {
 		return nil, fmt.Errorf("decode game %s v%d: %w", rec.GameID, rec.Version, err)
 	}
@@ -237,11 +260,7 @@ func (s *Service) decode(rec GameRecord) (*game.State, error) {
 
 // record builds the stored record of a state.
 func (s *Service) record(st *game.State) (GameRecord, error) {
-	data, err := game.Encode(st)
-	if err != nil {
-		return GameRecord{}, fmt.Errorf("encode game %s: %w", st.GameID, err)
-	}
-	rec := GameRecord{GameID: st.GameID, Version: st.Version, StateVersion: st.StateVersion, State: data}
+	rec := GameRecord{GameID: st.GameID, Version: st.Version, StateVersion: st.StateVersion, State: storedgame.Encode(st)}
 	// The stored deadline is the game's timer (on an AI's turn, its
 	// watchdog), so timers re-armed from the store after a restart are the
 	// ones the game had.
@@ -251,9 +270,11 @@ func (s *Service) record(st *game.State) (GameRecord, error) {
 	if st.Phase == game.PhaseFinished {
 		rec.ExpiresAt = s.now().Add(s.cfg.FinishedTTL)
 	}
-	if rec.Index, err = s.indexOf(st); err != nil {
+	index, err := s.indexOf(st)
+	if err != nil {
 		return GameRecord{}, err
 	}
+	rec.Index = index
 	return rec, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"chessapi/shared/retry"
 	"chessapi/shared/service"
 )
 
@@ -137,7 +138,7 @@ func TestPanicIsLoggedAndRetried(t *testing.T) {
 		}
 		succeeded <- task
 		return nil
-	}, Options{Workers: 1, RetryFirst: time.Millisecond, Logger: testLogger(t, logs)})
+	}, Options{Workers: 1, Retry: retry.Policy{Attempts: 5, Base: time.Millisecond}, Logger: testLogger(t, logs)})
 	defer tr.Close(time.Second)
 	for _, task := range []service.AITask{{GameID: "cursed", Version: 5}, {GameID: "fine", Version: 2}} {
 		if err := tr.TriggerAI(context.Background(), task); err != nil {
@@ -164,8 +165,8 @@ func TestPanicIsLoggedAndRetried(t *testing.T) {
 	}
 }
 
-// Failing runs are retried after RetryFirst, then twice that, and so on up
-// to MaxAttempts runs.
+// Failing runs are retried after the policy's Base, then twice that, and
+// so on up to its Attempts.
 func TestErrorsAreRetriedWithBackoff(t *testing.T) {
 	const first = 20 * time.Millisecond
 	logs := &syncBuffer{}
@@ -182,7 +183,7 @@ func TestErrorsAreRetriedWithBackoff(t *testing.T) {
 			return errors.New("engine refuses")
 		}
 		return nil
-	}, Options{RetryFirst: first, MaxAttempts: 3, Logger: testLogger(t, logs)})
+	}, Options{Retry: retry.Policy{Attempts: 3, Base: first}, Logger: testLogger(t, logs)})
 	defer tr.Close(time.Second)
 
 	if err := tr.TriggerAI(context.Background(), service.AITask{GameID: "flaky", Version: 1}); err != nil {
@@ -211,7 +212,7 @@ func TestErrorsAreRetriedWithBackoff(t *testing.T) {
 	n := len(runs)
 	mu.Unlock()
 	if n != 3 {
-		t.Errorf("broken turn ran %d times; want MaxAttempts = 3", n)
+		t.Errorf("broken turn ran %d times; want the policy's Attempts = 3", n)
 	}
 	out := logs.String()
 	if !strings.Contains(out, "level=WARN") || !strings.Contains(out, "game=flaky") || !strings.Contains(out, "store unavailable") {
@@ -332,7 +333,7 @@ func TestCloseWaitsForQueuedAndRetriedTurns(t *testing.T) {
 		}
 		ran.Add(1)
 		return nil
-	}, Options{Workers: 1, RetryFirst: 10 * time.Millisecond, Logger: testLogger(t, nil)})
+	}, Options{Workers: 1, Retry: retry.Policy{Attempts: 5, Base: 10 * time.Millisecond}, Logger: testLogger(t, nil)})
 	for _, task := range []service.AITask{{GameID: "retry", Version: 1}, {GameID: "a", Version: 1}, {GameID: "b", Version: 1}} {
 		if err := tr.TriggerAI(context.Background(), task); err != nil {
 			t.Fatal(err)
@@ -345,8 +346,4 @@ func TestCloseWaitsForQueuedAndRetriedTurns(t *testing.T) {
 }
 
 // unfinishedTurns is the number of accepted turns not yet finished.
-func (t *Trigger) unfinishedTurns() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.accepted)
-}
+func (t *Trigger) unfinishedTurns() int { return t.turns.Stats().Accepted }

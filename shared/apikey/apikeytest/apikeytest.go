@@ -57,7 +57,7 @@ func same(a, b apikey.Record) bool {
 
 func testPutGet(t *testing.T, s apikey.Store) {
 	ctx := context.Background()
-	rec := newRecord(t, "파트너 — partner \"A\" 🙂", apikey.Limits{PerSecond: apikey.MaxPerSecond, PerDay: apikey.MaxPerDay}, base)
+	rec := newRecord(t, "파트너 — partner \"A\" 🙂", apikey.Limits{PerSecond: apikey.MaxPerSecond, PerDay: apikey.MaxPerDay, InFlight: apikey.MaxInFlight}, base)
 	put(t, s, rec)
 	got, err := s.APIKey(ctx, rec.ID)
 	if err != nil || !same(got, rec) || got.Revoked() {
@@ -93,6 +93,7 @@ func testPutRefuses(t *testing.T, s apikey.Store) {
 		"no name":      func(r *apikey.Record) { r.Name = "" },
 		"no limits":    func(r *apikey.Record) { r.Limits = apikey.Limits{} },
 		"no created":   func(r *apikey.Record) { r.CreatedAt = time.Time{} },
+		"in flight":    func(r *apikey.Record) { r.Limits.InFlight = apikey.MaxInFlight + 1 },
 	} {
 		rec := good
 		mutate(&rec)
@@ -114,7 +115,7 @@ func testList(t *testing.T, s apikey.Store) {
 	var want []apikey.Record
 	// Created out of order, two at the same millisecond (ordered by id).
 	for i, offset := range []time.Duration{3 * time.Hour, 0, time.Hour, time.Hour, 2 * time.Second} {
-		rec := newRecord(t, fmt.Sprintf("partner %d", i), apikey.Limits{PerSecond: int64(i + 1), PerDay: int64(100 * (i + 1))}, base.Add(offset))
+		rec := newRecord(t, fmt.Sprintf("partner %d", i), apikey.Limits{PerSecond: int64(i + 1), PerDay: int64(100 * (i + 1)), InFlight: int64(i % 3)}, base.Add(offset))
 		put(t, s, rec)
 		want = append(want, rec)
 	}

@@ -25,6 +25,7 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
 	"chessapi/shared/push"
+	"chessapi/shared/retry"
 )
 
 // Poster is a push.Poster on the management API of one WebSocket API stage.
@@ -34,8 +35,8 @@ type Poster struct {
 	creds    aws.CredentialsProvider
 	signer   *v4.Signer
 	client   *http.Client
-	// attempts bounds the tries of one post on throttling and 5xx.
-	attempts int
+	// retry bounds the tries of one post on throttling and 5xx.
+	retry retry.Policy
 }
 
 var _ push.Poster = (*Poster)(nil)
@@ -59,56 +60,50 @@ func New(awsCfg aws.Config, endpoint string) (*Poster, error) {
 		creds:    awsCfg.Credentials,
 		signer:   v4.NewSigner(),
 		client:   &http.Client{Timeout: 5 * time.Second},
-		attempts: 3,
+		retry:    retry.ConnectionPost,
 	}, nil
 }
 
 // Post sends data to the connection. A connection that is gone (410) is
 // push.ErrGone, never retried; throttling (429) and server errors are
-// retried a few times with a short backoff.
+// retried as retry.ConnectionPost says.
 func (p *Poster) Post(ctx context.Context, connID string, data []byte) error {
 	u := p.endpoint + "/@connections/" + url.PathEscape(connID)
 	sum := sha256.Sum256(data)
 	hash := hex.EncodeToString(sum[:])
-	var last error
-	for attempt := 0; attempt < p.attempts; attempt++ {
-		if attempt > 0 {
-			select {
-			case <-time.After(time.Duration(50<<attempt) * time.Millisecond):
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
+	err := p.retry.Do(ctx, func(int) error {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(data))
 		if err != nil {
-			return fmt.Errorf("apigwpost: %w", err)
+			return retry.Permanent(fmt.Errorf("apigwpost: %w", err))
 		}
 		req.Header.Set("Content-Type", "application/json")
 		creds, err := p.creds.Retrieve(ctx)
 		if err != nil {
-			return fmt.Errorf("apigwpost: credentials: %w", err)
+			return retry.Permanent(fmt.Errorf("apigwpost: credentials: %w", err))
 		}
 		if err := p.signer.SignHTTP(ctx, creds, req, hash, "execute-api", p.region, time.Now()); err != nil {
-			return fmt.Errorf("apigwpost: sign: %w", err)
+			return retry.Permanent(fmt.Errorf("apigwpost: sign: %w", err))
 		}
 		res, err := p.client.Do(req)
 		if err != nil {
-			last = err
-			continue
+			return err
 		}
 		body, _ := io.ReadAll(io.LimitReader(res.Body, 1024))
 		res.Body.Close()
 		switch {
 		case res.StatusCode == http.StatusGone:
-			return push.ErrGone
+			return retry.Permanent(push.ErrGone)
 		case res.StatusCode >= 200 && res.StatusCode < 300:
 			return nil
 		case res.StatusCode == http.StatusTooManyRequests || res.StatusCode >= 500:
-			last = fmt.Errorf("status %d: %s", res.StatusCode, body)
-			continue
+			return fmt.Errorf("status %d: %s", res.StatusCode, body)
 		default:
-			return fmt.Errorf("apigwpost: post to %s: status %d: %s", connID, res.StatusCode, body)
+			return retry.Permanent(fmt.Errorf("apigwpost: post to %s: status %d: %s", connID, res.StatusCode, body))
 		}
+	})
+	var gaveUp *retry.Error
+	if errors.As(err, &gaveUp) {
+		return fmt.Errorf("apigwpost: post to %s: %w", connID, err)
 	}
-	return fmt.Errorf("apigwpost: post to %s: %d attempts: %w", connID, p.attempts, last)
+	return err
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/scheduler/types"
 
 	"chessapi/infra/emulator"
+	"chessapi/infra/emulator/emulatortest"
 	"chessapi/shared/service"
 )
 
@@ -25,7 +26,7 @@ var testConfig = Config{
 
 // TestAgainstMoto creates schedules on moto_server and reads them back.
 func TestAgainstMoto(t *testing.T) {
-	endpoint := emulator.StartMoto(t)
+	endpoint := emulatortest.StartMoto(t)
 	client := scheduler.NewFromConfig(emulator.Config(endpoint))
 	ctx := context.Background()
 	if _, err := client.CreateScheduleGroup(ctx, &scheduler.CreateScheduleGroupInput{Name: aws.String(testConfig.Group)}); err != nil {

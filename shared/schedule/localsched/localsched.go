@@ -8,10 +8,12 @@
 // delivery, and an overdue AI turn is checked again later) and is ignored
 // when it is older (its delivery would be a stale no-op, SPEC §7).
 //
-// A handler that fails or panics is retried with exponential backoff unless
-// the game was scheduled again meanwhile; the newer task wins. After the last
-// attempt the game is left to lazy enforcement: its next request applies the
-// due timeout.
+// Due tasks run on a workqueue.Queue (bounded workers, panics recovered and
+// logged). A handler that fails or panics is retried as retry.Timeout says
+// unless the game was scheduled again meanwhile; the newer task wins: a
+// task superseded while it waited for a worker or for its retry is skipped.
+// After the last attempt the game is left to lazy enforcement: its next
+// request applies the due timeout.
 //
 // Pending timers live in memory only; at start-up Restore re-arms them from
 // the store (boltstore.Store.PendingTimeouts).
@@ -23,11 +25,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"sync"
 	"time"
 
+	"chessapi/shared/retry"
 	"chessapi/shared/service"
+	"chessapi/shared/workqueue"
 )
 
 // Handler runs a due timeout; a non-nil error (or a panic) asks for a retry.
@@ -40,78 +43,55 @@ var ErrClosed = errors.New("localsched: scheduler closed")
 // Options tune the scheduler; zero values take the defaults.
 type Options struct {
 	// Workers is how many handlers may run at once (default 4). Due tasks
-	// beyond that wait in the heap, where a newer version still replaces
-	// them.
+	// beyond that wait their turn; one superseded meanwhile is skipped.
 	Workers int
-	// RetryFirst is the delay before the first retry of a failed handler
-	// (default 1 s); each further retry waits twice as long, up to RetryMax
-	// (default 1 min).
-	RetryFirst, RetryMax time.Duration
-	// MaxAttempts bounds the handler calls for one task, the first included
-	// (default 8).
-	MaxAttempts int
+	// QueueSize bounds the due tasks handed to the workers and not
+	// finished, retries included (default workqueue.DefaultCapacity);
+	// beyond that, due tasks stay in the timer heap, where a newer version
+	// still replaces them.
+	QueueSize int
+	// Retry says how often and how far apart a failed handler is called
+	// again (default retry.Timeout). Its waits run on the scheduler's clock
+	// unless it brings its own Sleep.
+	Retry retry.Policy
 	// Logger receives handler failures and panics (default slog.Default()).
 	Logger *slog.Logger
 }
 
-const (
-	defaultWorkers     = 4
-	defaultRetryFirst  = time.Second
-	defaultRetryMax    = time.Minute
-	defaultMaxAttempts = 8
-)
-
-func (o Options) withDefaults() Options {
-	if o.Workers <= 0 {
-		o.Workers = defaultWorkers
-	}
-	if o.RetryFirst <= 0 {
-		o.RetryFirst = defaultRetryFirst
-	}
-	if o.RetryMax <= 0 {
-		o.RetryMax = defaultRetryMax
-	}
-	o.RetryMax = max(o.RetryMax, o.RetryFirst)
-	if o.MaxAttempts <= 0 {
-		o.MaxAttempts = defaultMaxAttempts
-	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
-	return o
-}
+const defaultWorkers = 4
 
 // Scheduler is a service.Scheduler running in this process.
 type Scheduler struct {
 	handle Handler
-	opts   Options
 	log    *slog.Logger
 	clock  clock
 
 	mu     sync.Mutex
 	queue  taskQueue             // timers by due time
-	games  map[string]*gameTimer // games with a queued timer or a running handler
+	games  map[string]*gameTimer // games with a queued timer or a task handed to the workers
 	seq    uint64                // numbers every accepted ScheduleTimeout and CancelTimeout
 	closed bool
 
-	// workers holds one token per running handler: the loop takes a token
-	// before it takes a task off the heap, so a task waiting for a worker
-	// stays replaceable.
-	workers  chan struct{}
+	// work runs due tasks, keyed by the seq of the call that scheduled
+	// them (unique: no two tasks coalesce). The loop is its only producer
+	// and waits for room before it takes a task off the heap, so a task
+	// waiting for room stays replaceable.
+	work     *workqueue.Queue[uint64]
 	wake     chan struct{} // capacity 1: "the earliest due time changed"
 	ctx      context.Context
 	cancel   context.CancelFunc
 	loopDone chan struct{}
-	handlers sync.WaitGroup
 }
 
 var _ service.Scheduler = (*Scheduler)(nil)
 
 // gameTimer is what the scheduler knows of one game while it has a queued
-// timer or a running handler.
+// timer or a task with the workers.
 type gameTimer struct {
-	queued  *item // nil when nothing is queued
-	running int   // handler calls in flight
+	queued *item // nil when nothing is queued
+	// handed counts the game's tasks with the workers: waiting for one,
+	// running, or waiting for a retry.
+	handed int
 	// version is the version of the newest accepted task: older ones are
 	// ignored.
 	version int64
@@ -131,20 +111,38 @@ func newWithClock(handle Handler, opts Options, c clock) (*Scheduler, error) {
 	if handle == nil {
 		return nil, errors.New("localsched: nil handler")
 	}
-	opts = opts.withDefaults()
+	if opts.Workers <= 0 {
+		opts.Workers = defaultWorkers
+	}
+	if opts.Retry.IsZero() {
+		opts.Retry = retry.Timeout
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Scheduler{
 		handle:   handle,
-		opts:     opts,
 		log:      opts.Logger,
 		clock:    c,
 		games:    map[string]*gameTimer{},
-		workers:  make(chan struct{}, opts.Workers),
 		wake:     make(chan struct{}, 1),
 		ctx:      ctx,
 		cancel:   cancel,
 		loopDone: make(chan struct{}),
 	}
+	if opts.Retry.Sleep == nil {
+		opts.Retry.Sleep = s.sleep
+	}
+	s.work = workqueue.New[uint64](workqueue.Options{
+		Name:     "timeout handler",
+		Workers:  opts.Workers,
+		Capacity: opts.QueueSize,
+		Retry:    opts.Retry,
+		GiveUp:   "the game is left to lazy enforcement",
+		Abandon:  "the game is re-armed at the next start",
+		Logger:   opts.Logger,
+	})
 	go s.loop()
 	return s, nil
 }
@@ -227,24 +225,28 @@ func (s *Scheduler) Restore(ctx context.Context, list func(context.Context) ([]s
 	return armed, errors.Join(errs...)
 }
 
-// Pending is the number of queued timers (retries included, running
-// handlers not).
+// Pending is the number of timers not yet running: in the heap, handed to
+// the workers and waiting for one, or waiting for a retry.
 func (s *Scheduler) Pending() int {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.queue)
+	n := len(s.queue)
+	s.mu.Unlock()
+	st := s.work.Stats()
+	return n + st.Queued + st.Retrying
 }
 
 // Close stops the scheduler: queued timers are dropped, running handlers
 // see their context canceled and are not retried, and Close returns once the
-// loop and every handler call have returned. Later calls do nothing.
+// loop and every handler call have returned (the timers of live games are
+// re-armed from the store at the next start, so nothing waits to drain).
+// Later calls do nothing.
 func (s *Scheduler) Close() error {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
 	s.cancel()
 	<-s.loopDone
-	s.handlers.Wait()
+	s.work.Close(0)
 	return nil
 }
 
@@ -252,7 +254,7 @@ func (s *Scheduler) Close() error {
 // replacing the one queued before.
 func (s *Scheduler) queueLocked(g *gameTimer, it item) {
 	if g.queued != nil {
-		*g.queued = item{task: it.task, due: it.due, attempt: it.attempt, seq: it.seq, index: g.queued.index}
+		*g.queued = item{task: it.task, due: it.due, seq: it.seq, index: g.queued.index}
 		heap.Fix(&s.queue, g.queued.index)
 	} else {
 		g.queued = &it
@@ -267,26 +269,27 @@ func (s *Scheduler) queueLocked(g *gameTimer, it item) {
 }
 
 func (s *Scheduler) forgetIfIdleLocked(gameID string, g *gameTimer) {
-	if g.queued == nil && g.running == 0 {
+	if g.queued == nil && g.handed == 0 {
 		delete(s.games, gameID)
 	}
 }
 
-// loop hands due tasks to workers, one at a time as workers become free.
+// loop hands due tasks to the workers, one at a time as there is room.
 func (s *Scheduler) loop() {
 	defer close(s.loopDone)
 	for {
-		select {
-		case s.workers <- struct{}{}:
-		case <-s.ctx.Done():
+		if err := s.work.WaitRoom(s.ctx); err != nil {
 			return
 		}
 		it, ok := s.nextDue()
 		if !ok {
 			return
 		}
-		s.handlers.Add(1)
-		go s.run(it)
+		job := s.job(it)
+		if _, err := s.work.Add(it.seq, job); err != nil {
+			job.Done(err) // only after Close: the task is dropped like the queued ones
+			return
+		}
 	}
 }
 
@@ -306,7 +309,7 @@ func (s *Scheduler) nextDue() (it item, ok bool) {
 				heap.Pop(&s.queue)
 				g := s.games[first.task.GameID]
 				g.queued = nil
-				g.running++
+				g.handed++
 				s.mu.Unlock()
 				return *first, true
 			}
@@ -331,72 +334,63 @@ func (s *Scheduler) nextDue() (it item, ok bool) {
 	}
 }
 
-// run calls the handler for it on a worker, then retries or forgets it.
-func (s *Scheduler) run(it item) {
-	defer s.handlers.Done()
-	defer func() { <-s.workers }()
-	err := s.call(it.task)
-	s.finish(it, err)
+// job is the work of a due task: the handler call, skipped when a newer
+// ScheduleTimeout or CancelTimeout of the game came meanwhile (the newer
+// call's task wins, also over a retry of this one).
+func (s *Scheduler) job(it item) workqueue.Job {
+	id := it.task.GameID
+	return workqueue.Job{
+		Attrs: []any{"game", id, "version", it.task.Version},
+		Run: func(ctx context.Context) error {
+			if !s.current(it) {
+				return nil
+			}
+			err := s.handle(ctx, it.task)
+			if err != nil && ctx.Err() == nil && !s.current(it) {
+				s.log.Warn("timeout handler failed; a newer timer of the game replaces it",
+					"game", id, "version", it.task.Version, "err", err)
+				return nil
+			}
+			return err
+		},
+		Done: func(error) {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			g := s.games[id]
+			g.handed--
+			s.forgetIfIdleLocked(id, g)
+		},
+	}
 }
 
-// call runs the handler, turning a panic into an error so that one bad
-// game neither kills the server nor loses its timeout.
-func (s *Scheduler) call(task service.TimeoutTask) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			s.log.Error("timeout handler panicked", "game", task.GameID, "version", task.Version,
-				"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			err = fmt.Errorf("timeout handler panicked: %v", p)
-		}
-	}()
-	return s.handle(s.ctx, task)
-}
-
-func (s *Scheduler) finish(it item, err error) {
+// current reports whether it is still the game's newest scheduling call.
+func (s *Scheduler) current(it item) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	id := it.task.GameID
-	g := s.games[id]
-	g.running--
-	defer s.forgetIfIdleLocked(id, g)
-	if err == nil {
-		return
-	}
-	attempts := it.attempt + 1
-	attrs := []any{"game", id, "version", it.task.Version, "attempt", attempts, "err", err}
-	switch {
-	case s.closed:
-		s.log.Warn("timeout handler failed during shutdown; the game is re-armed at the next start", attrs...)
-	case g.seq != it.seq:
-		s.log.Warn("timeout handler failed; a newer timer of the game replaces it", attrs...)
-	case attempts >= s.opts.MaxAttempts:
-		s.log.Error("timeout handler failed for the last time; the game is left to lazy enforcement", attrs...)
-	default:
-		delay := s.backoff(attempts)
-		s.log.Warn("timeout handler failed; retrying", append(attrs, "retryIn", delay)...)
-		s.queueLocked(g, item{task: it.task, due: s.clock.Now().Add(delay), attempt: attempts, seq: it.seq})
-	}
+	g := s.games[it.task.GameID]
+	return g != nil && g.seq == it.seq
 }
 
-// backoff is the wait before the retry that follows failed attempt n (1
-// for the first failure): RetryFirst doubling each time, at most RetryMax.
-func (s *Scheduler) backoff(n int) time.Duration {
-	d := s.opts.RetryFirst
-	for i := 1; i < n && d < s.opts.RetryMax; i++ {
-		d *= 2
+// sleep is the retries' wait on the scheduler's clock.
+func (s *Scheduler) sleep(ctx context.Context, d time.Duration) error {
+	t := s.clock.NewTimer(s.clock.Now().Add(d))
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	return min(d, s.opts.RetryMax)
 }
 
 // item is one queued timer; index is its place in the heap, kept up to date
 // by taskQueue so a replaced timer can be moved or removed.
 type item struct {
 	task service.TimeoutTask
-	// due is when the handler runs: the deadline, or the time of a retry.
-	due     time.Time
-	attempt int    // handler calls of this task that already failed
-	seq     uint64 // the ScheduleTimeout call this task came from
-	index   int
+	// due is when the handler runs: the deadline.
+	due   time.Time
+	seq   uint64 // the ScheduleTimeout call this task came from
+	index int
 }
 
 // taskQueue is a min-heap of items by due time (then game id, so equal

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"chessapi/shared/retry"
 	"chessapi/shared/service"
 )
 
@@ -476,7 +477,7 @@ func TestFailedHandlerIsRetriedAfterBackoff(t *testing.T) {
 			return errors.New("store unavailable")
 		}
 		return nil
-	}, Options{RetryFirst: time.Second})
+	}, Options{})
 	task := service.TimeoutTask{GameID: "g", Version: 3, Deadline: epoch}
 	mustSchedule(t, s, task)
 	if first := receive(t, got); first != task {
@@ -494,8 +495,8 @@ func TestFailedHandlerIsRetriedAfterBackoff(t *testing.T) {
 	expectNone(t, got) // success ends the retries
 }
 
-// Retries wait RetryFirst, doubling up to RetryMax, and stop after
-// MaxAttempts with an error that tells the game is left to lazy
+// Retries wait the policy's Base, doubling up to its Max, and stop after
+// its Attempts with an error that tells the game is left to lazy
 // enforcement.
 func TestRetriesBackOffAndGiveUp(t *testing.T) {
 	logs := &syncBuffer{}
@@ -505,7 +506,7 @@ func TestRetriesBackOffAndGiveUp(t *testing.T) {
 	s, clock = newFakeWith(t, func(ctx context.Context, task service.TimeoutTask) error {
 		attempts <- clock.Now()
 		return errors.New("always failing")
-	}, Options{RetryFirst: time.Second, RetryMax: 3 * time.Second, MaxAttempts: 4, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	}, Options{Retry: retry.Policy{Attempts: 4, Base: time.Second, Max: 3 * time.Second}, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	mustSchedule(t, s, service.TimeoutTask{GameID: "doomed", Version: 1, Deadline: epoch})
 	var at []time.Duration
 	at = append(at, receiveTime(t, attempts).Sub(epoch))
@@ -549,7 +550,7 @@ func TestNewerTaskWinsOverRetry(t *testing.T) {
 			return errors.New("conflict storm")
 		}
 		return nil
-	}, Options{RetryFirst: time.Second})
+	}, Options{})
 	mustSchedule(t, s, service.TimeoutTask{GameID: "g", Version: 1, Deadline: epoch})
 	receive(t, got)
 	mustSchedule(t, s, service.TimeoutTask{GameID: "g", Version: 2, Deadline: epoch.Add(10 * time.Second)})
@@ -583,10 +584,10 @@ func TestPanickingHandlerIsRecoveredAndRetried(t *testing.T) {
 		}
 		got <- task
 		return nil
-	}, Options{Workers: 1, RetryFirst: time.Second, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	}, Options{Workers: 1, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	mustSchedule(t, s, service.TimeoutTask{GameID: "cursed", Version: 1, Deadline: epoch})
 	mustSchedule(t, s, service.TimeoutTask{GameID: "other", Version: 1, Deadline: epoch.Add(500 * time.Millisecond)})
-	waitFor(t, func() bool { return s.retryQueued("cursed") })
+	waitFor(t, func() bool { return clock.hasTimerAt(epoch.Add(time.Second)) }) // the retry of cursed, retry.Timeout's first wait
 	clock.Advance(500 * time.Millisecond)
 	if task := receive(t, got); task.GameID != "other" {
 		t.Fatalf("delivered %+v; want game other", task)
@@ -679,20 +680,13 @@ func TestRestoreArmsTasksAndSurfacesListErrors(t *testing.T) {
 	}
 }
 
-// retryQueued reports that the game's queued timer is a retry.
-func (s *Scheduler) retryQueued(gameID string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	g := s.games[gameID]
-	return g != nil && g.queued != nil && g.queued.attempt > 0
-}
-
-// idle reports that no handler is running or about to record its outcome.
+// idle reports that no task is with the workers: none waits for one, runs,
+// waits for a retry or is about to record its outcome.
 func (s *Scheduler) idle() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, g := range s.games {
-		if g.running > 0 {
+		if g.handed > 0 {
 			return false
 		}
 	}
@@ -746,4 +740,86 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+// A due task that waits for a worker, and a retry that waits out its
+// delay, are skipped when a newer call for the game comes meanwhile: only
+// the newer task is delivered.
+func TestSupersededWhileWaitingIsSkipped(t *testing.T) {
+	release := make(chan struct{})
+	got := make(chan service.TimeoutTask, 10)
+	var mu sync.Mutex
+	failedOnce := false
+	s, clock := newFakeWith(t, func(ctx context.Context, task service.TimeoutTask) error {
+		got <- task
+		switch task.GameID {
+		case "slow":
+			<-release
+		case "flaky":
+			mu.Lock()
+			defer mu.Unlock()
+			if !failedOnce {
+				failedOnce = true
+				return errors.New("store unavailable")
+			}
+		}
+		return nil
+	}, Options{Workers: 1})
+	mustSchedule(t, s, service.TimeoutTask{GameID: "slow", Version: 1, Deadline: epoch})
+	if task := receive(t, got); task.GameID != "slow" {
+		t.Fatalf("delivered %+v; want game slow", task)
+	}
+	// The only worker is busy: "waiting" is handed over and waits for it.
+	mustSchedule(t, s, service.TimeoutTask{GameID: "waiting", Version: 1, Deadline: epoch})
+	waitFor(t, func() bool { return s.work.Stats().Queued == 1 })
+	mustSchedule(t, s, service.TimeoutTask{GameID: "waiting", Version: 2, Deadline: epoch.Add(5 * time.Second)})
+	close(release)
+	expectNone(t, got) // version 1 is skipped when the worker frees up
+
+	mustSchedule(t, s, service.TimeoutTask{GameID: "flaky", Version: 1, Deadline: epoch})
+	if task := receive(t, got); task.GameID != "flaky" {
+		t.Fatalf("delivered %+v; want game flaky", task)
+	}
+	waitFor(t, func() bool { return clock.hasTimerAt(epoch.Add(time.Second)) }) // its retry
+	mustSchedule(t, s, service.TimeoutTask{GameID: "flaky", Version: 2, Deadline: epoch.Add(10 * time.Second)})
+	clock.Advance(time.Second)
+	expectNone(t, got) // the retry of version 1 is skipped
+	clock.Advance(4 * time.Second)
+	if task := receive(t, got); task.GameID != "waiting" || task.Version != 2 {
+		t.Fatalf("delivered %+v; want game waiting version 2", task)
+	}
+	clock.Advance(5 * time.Second)
+	if task := receive(t, got); task.GameID != "flaky" || task.Version != 2 {
+		t.Fatalf("delivered %+v; want game flaky version 2", task)
+	}
+	waitFor(t, func() bool { return s.idle() && s.Pending() == 0 })
+}
+
+// With the workers' queue full, due tasks stay in the heap (and count as
+// pending) until there is room.
+func TestFullQueueLeavesDueTasksInTheHeap(t *testing.T) {
+	gate := make(chan struct{})
+	got := make(chan service.TimeoutTask, 10)
+	s, _ := newFakeWith(t, func(ctx context.Context, task service.TimeoutTask) error {
+		got <- task
+		<-gate
+		return nil
+	}, Options{Workers: 1, QueueSize: 1})
+	var openGate sync.Once
+	t.Cleanup(func() { openGate.Do(func() { close(gate) }) })
+	for _, id := range []string{"a", "b", "c"} {
+		mustSchedule(t, s, service.TimeoutTask{GameID: id, Version: 1, Deadline: epoch})
+	}
+	receive(t, got)
+	waitFor(t, func() bool { return s.Pending() == 2 })
+	s.mu.Lock()
+	inHeap := len(s.queue)
+	s.mu.Unlock()
+	if inHeap != 2 {
+		t.Errorf("%d tasks in the heap; want 2 (the queue holds only the running one)", inHeap)
+	}
+	openGate.Do(func() { close(gate) })
+	receive(t, got)
+	receive(t, got)
+	waitFor(t, func() bool { return s.idle() && s.Pending() == 0 })
 }

@@ -30,12 +30,13 @@ type apiKeyJSON struct {
 	Hash      string `json:"hash"`
 	PerSecond int64  `json:"perSecond"`
 	PerDay    int64  `json:"perDay"`
+	InFlight  int64  `json:"inFlight,omitempty"`
 	CreatedAt int64  `json:"createdAt"`
 	RevokedAt int64  `json:"revokedAt,omitempty"`
 }
 
 func encodeAPIKey(rec apikey.Record) ([]byte, error) {
-	v := apiKeyJSON{Name: rec.Name, Hash: rec.Hash, PerSecond: rec.Limits.PerSecond, PerDay: rec.Limits.PerDay, CreatedAt: rec.CreatedAt.UnixMilli()}
+	v := apiKeyJSON{Name: rec.Name, Hash: rec.Hash, PerSecond: rec.Limits.PerSecond, PerDay: rec.Limits.PerDay, InFlight: rec.Limits.InFlight, CreatedAt: rec.CreatedAt.UnixMilli()}
 	if rec.Revoked() {
 		v.RevokedAt = rec.RevokedAt.UnixMilli()
 	}
@@ -51,7 +52,7 @@ func decodeAPIKey(id string, value []byte) (apikey.Record, error) {
 	}
 	rec := apikey.Record{
 		ID: id, Name: v.Name, Hash: v.Hash,
-		Limits:    apikey.Limits{PerSecond: v.PerSecond, PerDay: v.PerDay},
+		Limits:    apikey.Limits{PerSecond: v.PerSecond, PerDay: v.PerDay, InFlight: v.InFlight},
 		CreatedAt: time.UnixMilli(v.CreatedAt).UTC(),
 	}
 	if v.RevokedAt != 0 {

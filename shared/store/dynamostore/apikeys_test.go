@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"chessapi/infra/emulator"
+	"chessapi/infra/emulator/emulatortest"
 	"chessapi/shared/apikey"
 	"chessapi/shared/apikey/apikeytest"
 	"chessapi/shared/store/dynamostore"
@@ -30,10 +31,10 @@ func TestAPIKeysAgainstEmulators(t *testing.T) {
 	}
 	for _, kind := range emulators {
 		t.Run(string(kind), func(t *testing.T) {
-			endpoint := emulator.Start(t, kind)
+			endpoint := emulatortest.Start(t, kind)
 			client := dynamodb.NewFromConfig(emulator.Config(endpoint))
 			newData := func(t *testing.T) (*dynamostore.Data, string) {
-				table := emulator.NewDataTable(t, endpoint)
+				table := emulatortest.NewDataTable(t, endpoint)
 				d, err := dynamostore.NewData(client, table)
 				if err != nil {
 					t.Fatal(err)
@@ -75,7 +76,7 @@ func TestAPIKeysAgainstEmulators(t *testing.T) {
 			// effect), racing on one key: exactly the day's quota passes,
 			// and the rest are refused with the wait to UTC midnight.
 			t.Run("QuotaAcrossCheckers", func(t *testing.T) {
-				table := emulator.NewDataTable(t, endpoint)
+				table := emulatortest.NewDataTable(t, endpoint)
 				now := time.Date(2026, 11, 29, 23, 0, 0, 0, time.UTC)
 				var checkers []*apikey.Checker
 				var first *dynamostore.Data
@@ -92,7 +93,7 @@ func TestAPIKeysAgainstEmulators(t *testing.T) {
 					checkers = append(checkers, c)
 				}
 				const quota = 7
-				k, rec, _ := apikey.NewRecord(rand.Reader, "partner", apikey.Limits{PerSecond: 100, PerDay: quota}, now)
+				k, rec, _ := apikey.NewRecord(rand.Reader, "partner", apikey.Limits{PerSecond: 100, PerDay: quota, InFlight: 4}, now)
 				if err := first.PutAPIKey(t.Context(), rec); err != nil {
 					t.Fatal(err)
 				}
@@ -101,7 +102,10 @@ func TestAPIKeysAgainstEmulators(t *testing.T) {
 				for i := range 4 {
 					wg.Go(func() {
 						for range 5 {
-							_, err := checkers[i%2].Check(context.Background(), k.String())
+							a, err := checkers[i%2].Admit(context.Background(), k.String())
+							if err == nil {
+								err = a.Release(context.Background())
+							}
 							var le *apikey.LimitError
 							switch {
 							case err == nil:
@@ -109,7 +113,7 @@ func TestAPIKeysAgainstEmulators(t *testing.T) {
 							case errors.As(err, &le) && le.Limit == "perDay" && le.Wait == time.Hour:
 								limited.Add(1)
 							default:
-								t.Errorf("Check: %v", err)
+								t.Errorf("Admit: %v", err)
 							}
 						}
 					})

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"chessapi/infra/emulator"
+	"chessapi/infra/emulator/emulatortest"
 	"chessapi/shared/store/dynamostore"
 )
 
@@ -17,8 +18,8 @@ func TestLongGameOnDynalite(t *testing.T) {
 		t.Skip("emulator-backed")
 	}
 	rec := dynamostore.LongGameRecord(t)
-	endpoint := emulator.Start(t, emulator.Dynalite)
-	store, err := dynamostore.NewFromConfig(emulator.Config(endpoint), emulator.NewGamesTable(t, endpoint))
+	endpoint := emulatortest.Start(t, emulator.Dynalite)
+	store, err := dynamostore.NewFromConfig(emulator.Config(endpoint), emulatortest.NewGamesTable(t, endpoint))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"chessapi/shared/chess"
 	"chessapi/shared/engine"
 	"chessapi/shared/game"
+	"chessapi/shared/game/storedgame"
 )
 
 // generateLongGame writes testdata/longgame.txt: two engine "players" play
@@ -233,7 +234,7 @@ func (r *replay) state() *game.State {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	st, err := game.Decode(rec.State)
+	st, err := storedgame.Decode(rec.State)
 	if err != nil {
 		r.t.Fatal(err)
 	}

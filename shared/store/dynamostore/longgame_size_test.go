@@ -19,6 +19,7 @@ import (
 
 	"chessapi/shared/chess"
 	"chessapi/shared/game"
+	"chessapi/shared/game/storedgame"
 	"chessapi/shared/internal/fakeclock"
 	"chessapi/shared/service"
 )
@@ -31,7 +32,7 @@ import (
 // test replays it through the real service, sending every action with its
 // own random request id and request fingerprint as a client would, and
 // measures the record the service hands its store at 200 and 1,000 plies:
-// game.Encode's stored form and the DynamoDB item this package writes
+// storedgame.Encode's stored form and the DynamoDB item this package writes
 // (zstd past 1 KB), counted as DynamoDB counts it.
 //
 //	go test ./shared/store/dynamostore -run 'TestLongGameItemSize' -v
@@ -333,7 +334,7 @@ func TestLongGameItemSize(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%d plies: the item does not decode: %v", plies, err)
 		}
-		st, err := game.Decode(back.State)
+		st, err := storedgame.Decode(back.State)
 		if err != nil {
 			t.Fatalf("%d plies: the stored state does not decode: %v", plies, err)
 		}
@@ -359,7 +360,7 @@ func TestLongGameItemSize(t *testing.T) {
 			t.Errorf("%d plies: item is %d bytes; want ≤ %d (a quarter of DynamoDB's %d)", plies, size, longGameItemBudget, MaxItemSize)
 		}
 		sizes[plies] = size
-		t.Logf("%5d plies: game.Encode %6d bytes; DynamoDB item %6d bytes (state attribute %6d bytes, %.1f%% of the 400 KB limit)",
+		t.Logf("%5d plies: storedgame.Encode %6d bytes; DynamoDB item %6d bytes (state attribute %6d bytes, %.1f%% of the 400 KB limit)",
 			plies, len(rec.State), size, len(item[attrState].(*types.AttributeValueMemberB).Value), 100*float64(size)/MaxItemSize)
 	}
 	// Past 200 plies the request and change logs are full (they keep the

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"chessapi/infra/emulator"
+	"chessapi/infra/emulator/emulatortest"
 	"chessapi/shared/service"
 	"chessapi/shared/store/dynamostore"
 )
@@ -18,10 +19,10 @@ import (
 // game index and the players port costs (the figures of the capacity
 // estimate), counted by a proxy in front of dynalite.
 func TestRequestsPerCall(t *testing.T) {
-	endpoint := emulator.Start(t, emulator.Dynalite)
-	games := emulator.NewGamesTable(t, endpoint)
-	data := emulator.NewDataTable(t, endpoint)
-	counter := emulator.CountCalls(t, endpoint)
+	endpoint := emulatortest.Start(t, emulator.Dynalite)
+	games := emulatortest.NewGamesTable(t, endpoint)
+	data := emulatortest.NewDataTable(t, endpoint)
+	counter := emulatortest.CountCalls(t, endpoint)
 	client := dynamodb.NewFromConfig(emulator.Config(counter.URL))
 	store, err := dynamostore.New(client, games)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"chessapi/infra/emulator"
+	"chessapi/infra/emulator/emulatortest"
 	"chessapi/shared/service"
 	"chessapi/shared/store/dynamostore"
 	"chessapi/shared/store/storetest"
@@ -27,7 +28,7 @@ var emulators = []emulator.Kind{emulator.Moto, emulator.Dynalite}
 func TestAgainstEmulators(t *testing.T) {
 	for _, kind := range emulators {
 		t.Run(string(kind), func(t *testing.T) {
-			endpoint := emulator.Start(t, kind)
+			endpoint := emulatortest.Start(t, kind)
 			t.Run("Conformance", func(t *testing.T) {
 				storetest.Run(t, func(t *testing.T) service.Store {
 					return newStore(t, endpoint)
@@ -57,7 +58,7 @@ func TestAgainstEmulators(t *testing.T) {
 
 func newStore(t *testing.T, endpoint string) *dynamostore.Store {
 	t.Helper()
-	table := emulator.NewGamesTable(t, endpoint)
+	table := emulatortest.NewGamesTable(t, endpoint)
 	s, err := dynamostore.NewFromConfig(emulator.Config(endpoint), table)
 	if err != nil {
 		t.Fatalf("NewFromConfig: %v", err)
@@ -67,7 +68,7 @@ func newStore(t *testing.T, endpoint string) *dynamostore.Store {
 
 func newData(t *testing.T, endpoint string) *dynamostore.Data {
 	t.Helper()
-	d, err := dynamostore.NewData(dynamodb.NewFromConfig(emulator.Config(endpoint)), emulator.NewDataTable(t, endpoint))
+	d, err := dynamostore.NewData(dynamodb.NewFromConfig(emulator.Config(endpoint)), emulatortest.NewDataTable(t, endpoint))
 	if err != nil {
 		t.Fatalf("NewData: %v", err)
 	}
@@ -242,8 +243,8 @@ func TestNewRejectsBadConfig(t *testing.T) {
 // store at an emulator: AWS_ENDPOINT_URL_DYNAMODB read by the SDK's own
 // config loader.
 func TestEndpointFromEnvironment(t *testing.T) {
-	endpoint := emulator.StartDynalite(t)
-	table := emulator.NewGamesTable(t, endpoint)
+	endpoint := emulatortest.StartDynalite(t)
+	table := emulatortest.NewGamesTable(t, endpoint)
 	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", endpoint)
 	t.Setenv("AWS_ACCESS_KEY_ID", "emulator")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "emulator")

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"chessapi/infra/emulator"
+	"chessapi/infra/emulator/emulatortest"
 	"chessapi/shared/service"
 	"chessapi/shared/store/dynamostore"
 )
@@ -24,7 +25,7 @@ import (
 func TestCreateTableAddsIndexes(t *testing.T) {
 	for _, kind := range emulators {
 		t.Run(string(kind), func(t *testing.T) {
-			endpoint := emulator.Start(t, kind)
+			endpoint := emulatortest.Start(t, kind)
 			client := dynamodb.NewFromConfig(emulator.Config(endpoint))
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
@@ -91,7 +92,7 @@ func TestCreateTableAddsIndexes(t *testing.T) {
 // TestCreateTableRefusesOtherIndexKeys: an index of the same name keyed
 // otherwise is an error, not silently used.
 func TestCreateTableRefusesOtherIndexKeys(t *testing.T) {
-	endpoint := emulator.Start(t, emulator.Dynalite)
+	endpoint := emulatortest.Start(t, emulator.Dynalite)
 	client := dynamodb.NewFromConfig(emulator.Config(endpoint))
 	ctx := context.Background()
 	s := types.ScalarAttributeTypeS

@@ -7,6 +7,7 @@ import { Board, parsePlacement } from './board.js';
 import { ClockState, formatClock, LOW_TIME_MS } from './clock.js';
 import { t, colorName } from './i18n.js';
 import { GameStream } from './stream.js';
+import { applyDelta } from './delta.js';
 import * as storage from './storage.js';
 import { confirmDialog, copyText, fill, h, markAfterPaint, modal, onActivate, openRules, toast } from './ui.js';
 import { ensurePlayer, playerToken } from './players.js';
@@ -161,18 +162,27 @@ class GameScreen {
     });
   }
 
+  // onStream takes the stream's messages: the whole view (subscribed, with
+  // the events of the versions missed while away), then each version's
+  // delta. A version already on the screen (an action's answer brought it)
+  // is ignored; one that does not follow the screen's version means the
+  // screen missed some: it catches up by subscribing again from its own.
   onStream(msg) {
     switch (msg.type) {
       case 'subscribed':
-      case 'reset':
-        if (msg.game) this.applyView(msg.game);
+        if (msg.game) this.applyView(msg.game, (msg.missed ?? []).flatMap((c) => c.events));
         else this.refetch();
         break;
-      case 'change':
-        if (msg.game) this.applyView(msg.game, msg.events);
-        else if (msg.gameOmitted) this.refetch();
-        else this.announce(msg.events);
+      case 'change': {
+        const old = this.view;
+        if (!old || msg.version <= old.version) break;
+        if (msg.version !== old.version + 1) {
+          this.stream?.subscribe();
+          break;
+        }
+        this.applyView(applyDelta(old, msg.delta), msg.events);
         break;
+      }
       case 'error':
         toast(msg.message, 'error');
         break;
@@ -205,7 +215,9 @@ class GameScreen {
     const old = this.view;
     if (old && view.version <= old.version) return;
     this.view = view;
-    this.clock = new ClockState(view);
+    // A delta that left the clock alone keeps its reading, and the moment
+    // it was read.
+    this.clock = new ClockState(view, old && view.clock === old.clock ? this.clock.receivedAt : undefined);
     let animate = [];
     if (old && this.viewPly === null && view.lastMove && view.moves.length === old.moves.length + 1) {
       const local = this.localMove;
@@ -380,7 +392,9 @@ class GameScreen {
     if (p?.ai) tags.push(h('span.tag', t('ai.level.' + p.ai)));
     if (p?.rank) tags.push(h('span.tag', p.rank));
     else if (p?.rating != null) tags.push(h('span.tag', String(p.rating)));
-    if (p && !p.ai && !p.connected && v.phase !== 'finished') tags.push(h('span.tag.warn', t('game.offline')));
+    // Offline: the seat's stream closed and its grace runs (a seat that
+    // plays over HTTP only was never connected, and is not offline).
+    if (p && !p.ai && isOffline(p) && v.phase !== 'finished') tags.push(h('span.tag.warn', t('game.offline')));
     fill(el.querySelector('.tags'), tags);
     // The pieces this side has taken, and its material lead.
     const taken = v.captured[color].map((letter) => {
@@ -415,6 +429,12 @@ class GameScreen {
       if (color === v.you && this.clock.running === color && ms < LOW_TIME_MS) this.beep(Math.ceil(ms / 1000));
     }
     this.renderCountdown(now);
+    // The start is the server's to commit: at startsAt, read the game
+    // (the read starts it, and an AI's first move with it).
+    if (this.clock.startsIn(now) === 0 && this.startRead !== v.version) {
+      this.startRead = v.version;
+      this.refetch();
+    }
     const wait = this.clock.nextChange(now);
     if (wait != null) this.tickTimer = setTimeout(() => this.tick(), wait);
   }
@@ -422,8 +442,11 @@ class GameScreen {
   renderCountdown(now) {
     const el = this.els.status.querySelector('.countdown');
     if (!el) return;
+    const starts = this.clock.startsIn(now);
     const left = this.clock.deadlineIn(now);
-    el.textContent = left == null ? '' : t('game.firstMoveIn', { s: Math.ceil(left / 1000) });
+    if (starts != null) el.textContent = t('game.startsIn', { s: Math.ceil(starts / 1000) });
+    else if (this.view.phase === 'ready') el.textContent = left == null ? '' : t('game.readyIn', { s: Math.ceil(left / 1000) });
+    else el.textContent = left == null ? '' : t('game.firstMoveIn', { s: Math.ceil(left / 1000) });
   }
 
   renderStatus() {
@@ -434,6 +457,9 @@ class GameScreen {
         h('button#btn-live.link', { onclick: () => this.goPly(null) }, t('moves.backToLive')));
     } else if (v.phase === 'waiting') {
       parts.push(h('span', t('game.status.waiting')));
+    } else if (v.phase === 'ready') {
+      // The rooms' game (seeds/003): both get ready, it starts 3 s later.
+      parts.push(h('span', t('game.status.ready')), h('span.countdown'));
     } else if (v.phase === 'finished') {
       parts.push(h('span.summary', v.result.summary),
         h('button#btn-show-result.link', { onclick: () => this.showResult() }, t('game.showResult')));
@@ -466,6 +492,12 @@ class GameScreen {
       items.push(h('div.join',
         h('p', t('game.join.prompt')),
         h('button#btn-join.primary', { onclick: () => this.join() }, t('game.join.button'))));
+    }
+    if (v.phase === 'ready' && you && v.startsAt == null) {
+      items.push(v.ready?.[you]
+        ? h('div.request#ready-done', h('p', t('game.ready.done')))
+        : h('div.request#ready-request', h('p', t('game.ready.prompt')),
+          h('button#btn-ready.primary', { onclick: () => this.act('ready') }, t('game.ready.button'))));
     }
     if (v.phase === 'playing' && you) {
       const draw = v.pending.draw;
@@ -528,6 +560,8 @@ class GameScreen {
         disabled: !playing || !v.options.drawOffer || !!v.pending.draw || this.busy,
         onclick: () => this.act('offerDraw'),
       }, t('controls.draw')));
+      buttons.push(h('button#btn-resign', { disabled: this.busy, onclick: () => this.resign() }, t('controls.resign')));
+    } else if (you && v.phase === 'ready') {
       buttons.push(h('button#btn-resign', { disabled: this.busy, onclick: () => this.resign() }, t('controls.resign')));
     }
     if (!you || v.phase === 'finished') {
@@ -859,3 +893,9 @@ function speakerIcon(on) {
   return svg;
 }
 const signed = (n) => (n > 0 ? '+' + n : String(n));
+
+// isOffline: a seat shown as gone — its last stream connection closed
+// (presence since then), not a seat that never opened one.
+function isOffline(p) {
+  return p.presence ? !p.presence.connected && p.presence.since != null : !p.connected;
+}
