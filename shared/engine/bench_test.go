@@ -48,21 +48,23 @@ func BenchmarkMultiPV(b *testing.B) {
 // multiPVBenchDepth is the depth of BenchmarkMultiPV.
 const multiPVBenchDepth = 8
 
-// benchSignature is the node total of Bench(BenchDepth): `go run ./cmd/uci
-// bench` prints it, and it changes only when the search or the evaluation
-// does. Update it deliberately with such a change (and say so in the
-// commit); cmd/uci's test asserts the printed line too.
+// benchSignature is the node total of Bench(BenchDepth), the default
+// (classical) evaluation: `go run ./cmd/uci bench` prints it, and it
+// changes only when the search or the evaluation does. Update it
+// deliberately with such a change (and say so in the commit); cmd/uci's
+// test asserts the printed line too. It is the signature of the engine
+// before the network (issue 25): the split of the search and the
+// evaluation switch left the classical search unchanged.
 const benchSignature = 1120918
 
-// classicalBenchSignature is the node total of the bench with the
-// classical evaluation: the signature of the engine before the network
-// (issue 25), which the split of the search and the evaluation switch
-// left unchanged.
-const classicalBenchSignature = 1120918
+// networkBenchSignature is the node total of the bench with the network
+// (UCI: setoption name Evaluation value network, then bench). It changes
+// with the search and with the embedded network.
+const networkBenchSignature = 1250066
 
-func TestClassicalBenchSignature(t *testing.T) {
-	if got := benchSearch(BenchDepth, 1, EvalClassical, nil); got.Nodes != classicalBenchSignature {
-		t.Errorf("classical bench = %d nodes; want %d (the classical search or evaluation changed)", got.Nodes, classicalBenchSignature)
+func TestNetworkBenchSignature(t *testing.T) {
+	if got := BenchEvaluation(BenchDepth, EvalNetwork, nil); got.Nodes != networkBenchSignature {
+		t.Errorf("network bench = %d nodes; want %d (the search or the embedded network changed)", got.Nodes, networkBenchSignature)
 	}
 }
 

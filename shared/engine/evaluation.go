@@ -5,10 +5,12 @@ import (
 	"chessapi/shared/engine/nnue"
 )
 
-// The static evaluation the search uses: the network (shared/engine/nnue)
-// by default, the hand-written evaluation (eval.go) for Evaluation
-// Classical and, with the network, for positions where one side has only
-// its king left (its mop-up terms drive the bare king to the edge, the
+// The static evaluation the search uses: the hand-written evaluation
+// (eval.go) by default, the network (shared/engine/nnue) for Evaluation
+// EvalNetwork — the default only once a match shows it stronger than the
+// classical one, which the current network is not (docs/engine.md,
+// Learned evaluation). With the network, eval.go still evaluates the
+// positions where one side has only its king left (its mop-up terms drive the bare king to the edge, the
 // bishop's corner in KBNK, which the network was never shown).
 //
 // The network's accumulators live on a stack beside the positions: the
@@ -22,18 +24,18 @@ import (
 type Evaluation uint8
 
 const (
+	// EvalClassical is the hand-written evaluation of eval.go, the default.
+	EvalClassical Evaluation = iota
 	// EvalNetwork is the learned evaluation embedded in the binary.
-	EvalNetwork Evaluation = iota
-	// EvalClassical is the hand-written evaluation of eval.go.
-	EvalClassical
+	EvalNetwork
 )
 
-// String returns "network" or "classical".
+// String returns "classical" or "network".
 func (e Evaluation) String() string {
-	if e == EvalClassical {
-		return "classical"
+	if e == EvalNetwork {
+		return "network"
 	}
-	return "network"
+	return "classical"
 }
 
 // ParseEvaluation reads "network" or "classical".
@@ -44,7 +46,7 @@ func ParseEvaluation(s string) (Evaluation, bool) {
 	case "classical":
 		return EvalClassical, true
 	}
-	return EvalNetwork, false
+	return EvalClassical, false
 }
 
 // netEvaluator is the network state of a searcher.

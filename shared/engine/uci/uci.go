@@ -4,7 +4,7 @@
 // "isready" and "quit" are answered while the engine thinks.
 //
 // Supported: uci, isready, ucinewgame, setoption (Hash, UCI_Chess960, Level,
-// Move Overhead, MultiPV, Evaluation: network or classical), position startpos|fen ... [moves ...], go
+// Move Overhead, MultiPV, Evaluation: classical or network), position startpos|fen ... [moves ...], go
 // (movetime, wtime, btime, winc, binc, movestogo, depth, nodes, mate,
 // infinite), stop, quit, and the non-standard "bench [depth]" and "d" (print
 // the position). With MultiPV N every iteration prints N info lines,
@@ -143,7 +143,7 @@ func (s *Session) Handle(line string) bool {
 		s.println("option name Level type combo default max var easy var normal var hard var max")
 		s.printf("option name MultiPV type spin default 1 min 1 max %d\n", engine.MaxMultiPV)
 		s.printf("option name Move Overhead type spin default %d min 0 max 5000\n", engine.DefaultMoveOverhead.Milliseconds())
-		s.println("option name Evaluation type combo default network var network var classical")
+		s.println("option name Evaluation type combo default classical var classical var network")
 		s.println("uciok")
 	case "isready":
 		s.println("readyok")
@@ -237,7 +237,7 @@ func (s *Session) setOption(args []string) error {
 	case "evaluation":
 		e, ok := engine.ParseEvaluation(strings.ToLower(v))
 		if !ok {
-			return fmt.Errorf("setoption Evaluation: value %q is not network or classical", v)
+			return fmt.Errorf("setoption Evaluation: value %q is not classical or network", v)
 		}
 		s.eval = e
 		s.newEngine()
@@ -432,7 +432,7 @@ func nps(nodes uint64, d time.Duration) uint64 {
 	return uint64(float64(nodes) / d.Seconds())
 }
 
-// bench handles "bench [depth]".
+// bench handles "bench [depth]", with the session's evaluation.
 func (s *Session) bench(args []string) {
 	depth := engine.BenchDepth
 	if len(args) > 0 {
@@ -443,6 +443,6 @@ func (s *Session) bench(args []string) {
 		}
 		depth = d
 	}
-	r := engine.Bench(depth, func(line string) { s.println("info string " + line) })
+	r := engine.BenchEvaluation(depth, s.eval, func(line string) { s.println("info string " + line) })
 	s.printf("bench depth %d positions %d nodes %d time %d nps %d\n", depth, r.Positions, r.Nodes, r.Time.Milliseconds(), r.NPS())
 }
