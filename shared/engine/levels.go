@@ -96,8 +96,9 @@ type levelSettings struct {
 	// first so a weakened level still plays any mate it finds (0 = no probe).
 	mateProbeDepth int
 	mateProbeNodes uint64
-	// classical makes the level evaluate with eval.go instead of the
-	// network (the whole search, probe included).
+	// classical makes the level evaluate with eval.go even on an engine
+	// with Evaluation EvalNetwork (the whole search, probe included); the
+	// other levels follow the engine's evaluation.
 	classical bool
 }
 

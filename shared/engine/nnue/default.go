@@ -6,8 +6,9 @@ import (
 	"sync"
 )
 
-// defaultFile is the network the engine plays with, made by cmd/datagen and
-// cmd/train (docs/engine.md gives the commands that made it).
+// defaultFile is the network an engine with Evaluation EvalNetwork plays
+// with, made by cmd/datagen and cmd/train (docs/engine.md gives the
+// commands that made it).
 //
 //go:embed default.nnue
 var defaultFile []byte
