@@ -9,10 +9,16 @@ import (
 	"chessapi/shared/chess"
 )
 
-// timeControl is base time plus increment per move (Fischer).
+// timeControl is base time plus increment per move (Fischer), or, with
+// nodes set, a fixed node budget per move and no clock (the result then
+// does not depend on the machine's load).
 type timeControl struct {
 	base, inc time.Duration
+	nodes     uint64
 }
+
+// nodesAnswerTimeout bounds the wait for a move searched by nodes.
+const nodesAnswerTimeout = time.Minute
 
 // adjudication settings.
 type adjudication struct {
@@ -128,7 +134,11 @@ func playGame(white, black *uciEngine, op opening, tc [2]timeControl, adj adjudi
 		}
 		goCmd := fmt.Sprintf("go wtime %d btime %d winc %d binc %d",
 			clock[chess.White].Milliseconds(), clock[chess.Black].Milliseconds(), tc[0].inc.Milliseconds(), tc[1].inc.Milliseconds())
-		res, err := e.think(posCmd, goCmd, clock[side]+adj.timeMargin+time.Second)
+		wait := clock[side] + adj.timeMargin + time.Second
+		if tc[side].nodes > 0 {
+			goCmd, wait = fmt.Sprintf("go nodes %d", tc[side].nodes), nodesAnswerTimeout
+		}
+		res, err := e.think(posCmd, goCmd, wait)
 		if err != nil {
 			// The process may still answer later or be gone: replace it.
 			rec.restart = true
@@ -137,7 +147,9 @@ func playGame(white, black *uciEngine, op opening, tc [2]timeControl, adj adjudi
 			}
 			return lose(side, err.Error())
 		}
-		clock[side] -= res.elapsed
+		if tc[side].nodes == 0 {
+			clock[side] -= res.elapsed
+		}
 		if clock[side] < -adj.timeMargin {
 			return lose(side, fmt.Sprintf("time forfeit (%v over)", -clock[side]))
 		}

@@ -5,6 +5,8 @@
 //	    -e2 /usr/games/stockfish -o2 UCI_LimitStrength=true,UCI_Elo=1600 \
 //	    -games 40 -tc 10+0.1 -concurrency 1
 //
+// -tc nodes=N searches every move with "go nodes N" instead of a clock.
+//
 // Each opening of the openings file is played twice with colours swapped.
 // Games are adjudicated with shared/chess: checkmate, stalemate,
 // insufficient material, the 50-move rule, threefold repetition, illegal
@@ -168,7 +170,7 @@ func parseFlags(args []string) (config, error) {
 	o1 := fs.String("o1", "", "UCI options of the first engine: Name=value,Name=value")
 	o2 := fs.String("o2", "", "UCI options of the second engine")
 	games := fs.Int("games", 20, "number of games (even: each opening twice, colours swapped)")
-	tcFlag := fs.String("tc", "10+0.1", "time control: base seconds + increment seconds")
+	tcFlag := fs.String("tc", "10+0.1", "time control: base seconds + increment seconds, or nodes=N (a fixed node budget per move, no clock)")
 	tc1Flag := fs.String("tc1", "", "time control of the first engine only (default -tc)")
 	tc2Flag := fs.String("tc2", "", "time control of the second engine only (default -tc)")
 	conc := fs.Int("concurrency", 1, "games played at the same time")
@@ -233,8 +235,16 @@ func parseFlags(args []string) (config, error) {
 	return cfg, nil
 }
 
-// parseTC reads "base+inc" in seconds ("10+0.1", "60", "0.5+0.05").
+// parseTC reads "base+inc" in seconds ("10+0.1", "60", "0.5+0.05") or
+// "nodes=N".
 func parseTC(s string) (timeControl, error) {
+	if text, ok := strings.CutPrefix(s, "nodes="); ok {
+		n, err := strconv.ParseUint(text, 10, 64)
+		if err != nil || n < 1 {
+			return timeControl{}, fmt.Errorf("-tc %q: nodes must be a whole number > 0", s)
+		}
+		return timeControl{nodes: n}, nil
+	}
 	baseText, incText, hasInc := strings.Cut(s, "+")
 	base, err := strconv.ParseFloat(baseText, 64)
 	if err != nil || base <= 0 || base > 86400 {
@@ -251,6 +261,9 @@ func parseTC(s string) (timeControl, error) {
 }
 
 func formatTC(tc timeControl) string {
+	if tc.nodes > 0 {
+		return fmt.Sprintf("nodes=%d", tc.nodes)
+	}
 	return fmt.Sprintf("%g+%g", tc.base.Seconds(), tc.inc.Seconds())
 }
 

@@ -14,7 +14,9 @@ import (
 
 // The test binary doubles as a tiny UCI engine when MATCH_FAKE_ENGINE is
 // set: it plays the first legal move ("first"), an illegal move
-// ("illegal"), or never answers ("silent").
+// ("illegal"), never answers ("silent"), or plays the first legal move
+// after 150 ms for "go nodes N" and an illegal one for any other go
+// ("nodes").
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("MATCH_FAKE_ENGINE"); mode != "" {
 		fakeEngine(mode)
@@ -58,6 +60,13 @@ func fakeEngine(mode string) {
 			case "silent":
 			case "illegal":
 				fmt.Println("bestmove a1a8")
+			case "nodes":
+				if len(f) != 3 || f[1] != "nodes" {
+					fmt.Println("bestmove a1a8")
+					break
+				}
+				time.Sleep(150 * time.Millisecond)
+				fmt.Println("bestmove " + pos.UCI(pos.LegalMoves()[0]))
 			default:
 				fmt.Println("info depth 1 score cp 0")
 				fmt.Println("bestmove " + pos.UCI(pos.LegalMoves()[0]))
@@ -120,6 +129,21 @@ func TestPlayGameAdjudicates(t *testing.T) {
 				t.Errorf("playGame(%s) = %s (%s); want %s (%s)", tt.name, g.result.pgn(), g.reason, tt.wantResult.pgn(), tt.wantReason)
 			}
 		})
+	}
+}
+
+// TestFixedNodesHasNoClock: with -tc nodes=N every move is asked for with
+// "go nodes N" and the time it takes is no time forfeit.
+func TestFixedNodesHasNoClock(t *testing.T) {
+	w := startFake(t, "w", "nodes")
+	b := startFake(t, "b", "nodes")
+	tc := timeControl{nodes: 500}
+	g, err := playGame(w, b, opening{fen: "8/8/8/8/8/8/8/Kq5k w - - 0 1"}, [2]timeControl{tc, tc}, adjudication{timeMargin: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.result != draw || g.reason != "insufficient material" {
+		t.Errorf("playGame = %s (%s); want a draw by insufficient material", g.result.pgn(), g.reason)
 	}
 }
 
@@ -194,9 +218,13 @@ func TestParseTC(t *testing.T) {
 		want timeControl
 		ok   bool
 	}{
-		{"10+0.1", timeControl{10 * time.Second, 100 * time.Millisecond}, true},
+		{"10+0.1", timeControl{base: 10 * time.Second, inc: 100 * time.Millisecond}, true},
+		{"nodes=20000", timeControl{nodes: 20000}, true},
+		{"nodes=0", timeControl{}, false},
+		{"nodes=-3", timeControl{}, false},
+		{"nodes=", timeControl{}, false},
 		{"60", timeControl{base: time.Minute}, true},
-		{"0.5+0.05", timeControl{500 * time.Millisecond, 50 * time.Millisecond}, true},
+		{"0.5+0.05", timeControl{base: 500 * time.Millisecond, inc: 50 * time.Millisecond}, true},
 		{"", timeControl{}, false},
 		{"0+1", timeControl{}, false},
 		{"10+x", timeControl{}, false},

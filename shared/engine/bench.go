@@ -43,16 +43,23 @@ type BenchResult struct {
 // NPS returns nodes per second.
 func (b BenchResult) NPS() uint64 { return nps(b.Nodes, b.Time) }
 
-// Bench searches every bench position to depth with a fresh engine and a
-// fixed table size. The node total changes only when the search or the
-// evaluation changes; report, if set, gets one line per position.
+// Bench searches every bench position to depth with a fresh engine of the
+// default (classical) evaluation and a fixed table size. The node total
+// changes only when the search or the evaluation changes; report, if set,
+// gets one line per position.
 func Bench(depth int, report func(line string)) BenchResult {
-	return benchSearch(depth, 1, report)
+	return benchSearch(depth, 1, EvalClassical, report)
 }
 
-// benchSearch is Bench with multiPV lines per search.
-func benchSearch(depth, multiPV int, report func(line string)) BenchResult {
-	e := New(Options{HashMB: benchHashMB})
+// BenchEvaluation is Bench with the evaluation ev (the network's node
+// total changes with the embedded network too).
+func BenchEvaluation(depth int, ev Evaluation, report func(line string)) BenchResult {
+	return benchSearch(depth, 1, ev, report)
+}
+
+// benchSearch is Bench with multiPV lines per search and evaluation ev.
+func benchSearch(depth, multiPV int, ev Evaluation, report func(line string)) BenchResult {
+	e := New(Options{HashMB: benchHashMB, Evaluation: ev})
 	var out BenchResult
 	for i, fen := range benchPositions {
 		pos, err := chess.ParseFEN(fen)

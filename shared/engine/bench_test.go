@@ -6,16 +6,22 @@ import (
 	"testing"
 
 	"chessapi/shared/chess"
+	"chessapi/shared/engine/nnue"
 )
 
 // BenchmarkSearch reports search speed (nodes/s) over the bench positions
 // at a fixed depth: go test -bench Search -run XXX ./shared/engine
+// (network and classical evaluation).
 func BenchmarkSearch(b *testing.B) {
-	var nodes uint64
-	for b.Loop() {
-		nodes += Bench(8, nil).Nodes
+	for _, ev := range []Evaluation{EvalNetwork, EvalClassical} {
+		b.Run(ev.String(), func(b *testing.B) {
+			var nodes uint64
+			for b.Loop() {
+				nodes += benchSearch(8, 1, ev, nil).Nodes
+			}
+			b.ReportMetric(float64(nodes)/b.Elapsed().Seconds(), "nodes/s")
+		})
 	}
-	b.ReportMetric(float64(nodes)/b.Elapsed().Seconds(), "nodes/s")
 }
 
 // BenchmarkMultiPV compares the search speed with one and five lines over
@@ -28,10 +34,10 @@ func BenchmarkSearch(b *testing.B) {
 func BenchmarkMultiPV(b *testing.B) {
 	for _, lines := range []int{1, 5} {
 		b.Run(fmt.Sprintf("lines=%d", lines), func(b *testing.B) {
-			benchSearch(1, lines, nil) // warm up: the first 16 MiB table costs page faults
+			benchSearch(1, lines, EvalNetwork, nil) // warm up: the first 16 MiB table costs page faults
 			var nodes uint64
 			for b.Loop() {
-				nodes += benchSearch(multiPVBenchDepth, lines, nil).Nodes
+				nodes += benchSearch(multiPVBenchDepth, lines, EvalNetwork, nil).Nodes
 			}
 			b.ReportMetric(float64(nodes)/b.Elapsed().Seconds(), "nodes/s")
 			b.ReportMetric(float64(nodes)/float64(b.N), "nodes/op")
@@ -42,11 +48,25 @@ func BenchmarkMultiPV(b *testing.B) {
 // multiPVBenchDepth is the depth of BenchmarkMultiPV.
 const multiPVBenchDepth = 8
 
-// benchSignature is the node total of Bench(BenchDepth): `go run ./cmd/uci
-// bench` prints it, and it changes only when the search or the evaluation
-// does. Update it deliberately with such a change (and say so in the
-// commit); cmd/uci's test asserts the printed line too.
+// benchSignature is the node total of Bench(BenchDepth), the default
+// (classical) evaluation: `go run ./cmd/uci bench` prints it, and it
+// changes only when the search or the evaluation does. Update it
+// deliberately with such a change (and say so in the commit); cmd/uci's
+// test asserts the printed line too. It is the signature of the engine
+// before the network (issue 25): the split of the search and the
+// evaluation switch left the classical search unchanged.
 const benchSignature = 1120918
+
+// networkBenchSignature is the node total of the bench with the network
+// (UCI: setoption name Evaluation value network, then bench). It changes
+// with the search and with the embedded network.
+const networkBenchSignature = 1368044
+
+func TestNetworkBenchSignature(t *testing.T) {
+	if got := BenchEvaluation(BenchDepth, EvalNetwork, nil); got.Nodes != networkBenchSignature {
+		t.Errorf("network bench = %d nodes; want %d (the search or the embedded network changed)", got.Nodes, networkBenchSignature)
+	}
+}
 
 func TestBenchSignature(t *testing.T) {
 	if got := Bench(BenchDepth, nil); got.Nodes != benchSignature || got.Positions != len(benchPositions) {
@@ -55,14 +75,27 @@ func TestBenchSignature(t *testing.T) {
 	}
 }
 
+// BenchmarkEvaluate times one static evaluation: the classical one, and
+// the network's from an accumulator already up to date (what a node pays
+// besides the update, see nnue's BenchmarkApplyQuiet).
 func BenchmarkEvaluate(b *testing.B) {
 	pos, err := chess.ParseFEN("r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP3PPP/R2QKB1R w KQ - 0 8")
 	if err != nil {
 		b.Fatal(err)
 	}
-	for b.Loop() {
-		evaluate(pos)
-	}
+	b.Run("classical", func(b *testing.B) {
+		for b.Loop() {
+			evaluate(pos)
+		}
+	})
+	b.Run("network", func(b *testing.B) {
+		s := newSearcher(newTranspositionTable(1), nnue.Default())
+		s.setRoot(pos)
+		s.staticEval(0)
+		for b.Loop() {
+			s.staticEval(0)
+		}
+	})
 }
 
 func BenchmarkSearchStartpos(b *testing.B) {

@@ -43,6 +43,7 @@ import (
 	"time"
 
 	"chessapi/shared/chess"
+	"chessapi/shared/engine/nnue"
 )
 
 // Errors returned by Search.
@@ -86,6 +87,9 @@ type Options struct {
 	// MoveOverhead is kept back from clock-based budgets (wtime/btime);
 	// 0 means DefaultMoveOverhead. Fixed move times are handled separately.
 	MoveOverhead time.Duration
+	// Evaluation picks the static evaluation: the classical hand-written
+	// one (the zero value) or the embedded network.
+	Evaluation Evaluation
 }
 
 // Engine is a chess engine with its own transposition table and ordering
@@ -95,7 +99,8 @@ type Engine struct {
 	mu       sync.Mutex
 	tt       *transpositionTable
 	overhead time.Duration
-	s        *searcher // reused between searches: its stack is large
+	s        *searcher     // reused between searches: its stack is large
+	net      *nnue.Network // nil: classical evaluation
 	// now is the clock (time.Now; tests freeze it to show that a search
 	// bounded by depth and nodes does not depend on the machine's speed).
 	now func() time.Time
@@ -113,7 +118,10 @@ func New(opts Options) *Engine {
 		overhead = DefaultMoveOverhead
 	}
 	e := &Engine{tt: newTranspositionTable(mb), overhead: overhead, now: time.Now}
-	e.s = newSearcher(e.tt)
+	if opts.Evaluation == EvalNetwork {
+		e.net = nnue.Default()
+	}
+	e.s = newSearcher(e.tt, e.net)
 	return e
 }
 
@@ -132,7 +140,7 @@ func (e *Engine) SetHashSize(mb int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.tt = newTranspositionTable(min(max(mb, 1), MaxHashMB))
-	e.s = newSearcher(e.tt)
+	e.s = newSearcher(e.tt, e.net)
 }
 
 // Params describe one search. Every limit that is set applies; the search
@@ -291,7 +299,7 @@ func (e *Engine) Search(ctx context.Context, p Params) (Result, error) {
 		m := moves.At(0)
 		child := *p.Position
 		child.Play(m)
-		score := Score{CP: int(-evaluate(&child))}
+		score := Score{CP: int(-e.s.evalPosition(&child))}
 		if child.IsCheckmate() {
 			score = Score{Mate: 1}
 		}

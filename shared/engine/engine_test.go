@@ -19,6 +19,10 @@ var longTests = os.Getenv("ENGINE_LONG") != ""
 
 var allLevels = []Level{LevelEasy, LevelNormal, LevelHard, LevelMax}
 
+// allEvaluations: the behaviour tests run with the default evaluation and
+// with the network the Evaluation option selects.
+var allEvaluations = []Evaluation{EvalClassical, EvalNetwork}
+
 func mustFEN(t testing.TB, fen string) *chess.Position {
 	t.Helper()
 	pos, err := chess.ParseFEN(fen)
@@ -69,35 +73,40 @@ func TestMateFixturesAreExact(t *testing.T) {
 }
 
 // TestSolvesMates: every level finds the mates within its think time, and
-// the move it plays really mates in n.
+// the move it plays really mates in n, with either evaluation.
 func TestSolvesMates(t *testing.T) {
 	fixtures := readMateFixtures(t)
-	for _, level := range allLevels {
-		t.Run(level.String(), func(t *testing.T) {
-			e := New(Options{HashMB: 8})
-			for _, fx := range fixtures {
-				pos := mustFEN(t, fx.fen)
-				params := Params{Position: pos, Level: level, Seed: 7}
-				if level == LevelMax {
-					params.MoveTime = 500 * time.Millisecond
-				}
-				res, err := e.Search(context.Background(), params)
-				if err != nil {
-					t.Fatalf("Search(%s): %v", fx.fen, err)
-				}
-				if res.Score.Mate != fx.n {
-					t.Errorf("Search(%s) score = %v; want mate %d", fx.fen, res.Score, fx.n)
-				}
-				child := *pos
-				child.Play(res.BestMove)
-				if !allRepliesMated(&child, fx.n-1) {
-					t.Errorf("Search(%s) = %s; does not mate in %d", fx.fen, pos.UCI(res.BestMove), fx.n)
-				}
-				if limit := level.ThinkTime() + 100*time.Millisecond; level != LevelMax && res.Time > limit {
-					t.Errorf("Search(%s) took %v; want at most %v", fx.fen, res.Time, limit)
-				}
-			}
-		})
+	for _, ev := range allEvaluations {
+		for _, level := range allLevels {
+			t.Run(ev.String()+"/"+level.String(), func(t *testing.T) {
+				solvesMates(t, New(Options{HashMB: 8, Evaluation: ev}), level, fixtures)
+			})
+		}
+	}
+}
+
+func solvesMates(t *testing.T, e *Engine, level Level, fixtures []mateFixture) {
+	for _, fx := range fixtures {
+		pos := mustFEN(t, fx.fen)
+		params := Params{Position: pos, Level: level, Seed: 7}
+		if level == LevelMax {
+			params.MoveTime = 500 * time.Millisecond
+		}
+		res, err := e.Search(context.Background(), params)
+		if err != nil {
+			t.Fatalf("Search(%s): %v", fx.fen, err)
+		}
+		if res.Score.Mate != fx.n {
+			t.Errorf("Search(%s) score = %v; want mate %d", fx.fen, res.Score, fx.n)
+		}
+		child := *pos
+		child.Play(res.BestMove)
+		if !allRepliesMated(&child, fx.n-1) {
+			t.Errorf("Search(%s) = %s; does not mate in %d", fx.fen, pos.UCI(res.BestMove), fx.n)
+		}
+		if limit := level.ThinkTime() + 100*time.Millisecond; level != LevelMax && res.Time > limit {
+			t.Errorf("Search(%s) took %v; want at most %v", fx.fen, res.Time, limit)
+		}
 	}
 }
 
@@ -109,10 +118,11 @@ func TestTakesHangingQueen(t *testing.T) {
 		{"r1bqkbnr/pppp1ppp/2n5/4p3/3QP3/8/PPP2PPP/RNB1KBNR b KQkq - 1 3", "d4"},
 	}
 	for _, level := range allLevels {
-		for _, tc := range tests {
-			t.Run(level.String(), func(t *testing.T) {
+		for i, tc := range tests {
+			ev := allEvaluations[i%2]
+			t.Run(ev.String()+"/"+level.String(), func(t *testing.T) {
 				pos := mustFEN(t, tc.fen)
-				res, err := New(Options{HashMB: 8}).Search(context.Background(),
+				res, err := New(Options{HashMB: 8, Evaluation: ev}).Search(context.Background(),
 					Params{Position: pos, Level: level, MoveTime: 300 * time.Millisecond, Seed: 11})
 				if err != nil {
 					t.Fatal(err)
@@ -232,8 +242,9 @@ func TestFuzzedPositionsGiveLegalMoves(t *testing.T) {
 		n = 1000
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
-	e := New(Options{HashMB: 4})
+	engines := []*Engine{New(Options{HashMB: 4}), New(Options{HashMB: 4, Evaluation: EvalNetwork})}
 	for i := range n {
+		e := engines[i/len(allLevels)%2] // every level with either evaluation
 		var start *chess.Position
 		if i%2 == 0 {
 			start = chess.StartingPosition()

@@ -96,13 +96,17 @@ type levelSettings struct {
 	// first so a weakened level still plays any mate it finds (0 = no probe).
 	mateProbeDepth int
 	mateProbeNodes uint64
+	// classical makes the level evaluate with eval.go even on an engine
+	// with Evaluation EvalNetwork (the whole search, probe included); the
+	// other levels follow the engine's evaluation.
+	classical bool
 }
 
 // levelTable is indexed by Level. The numbers were set by matches against
 // Stockfish and between the levels (docs/engine.md).
 var levelTable = [...]levelSettings{
 	LevelMax:    {name: "max", thinkTime: DefaultMoveTime},
-	LevelEasy:   {name: "easy", label: 900, thinkTime: 200 * time.Millisecond, maxDepth: 2, evalNoise: 70, pickMargin: 90, mateProbeDepth: 7, mateProbeNodes: 30_000},
+	LevelEasy:   {name: "easy", label: 900, thinkTime: 200 * time.Millisecond, maxDepth: 1, evalNoise: 88, pickMargin: 112, mateProbeDepth: 7, mateProbeNodes: 30_000, classical: true},
 	LevelNormal: {name: "normal", label: 1300, thinkTime: 900 * time.Millisecond, maxDepth: 3, evalNoise: 80, pickMargin: 80, mateProbeDepth: 9, mateProbeNodes: 100_000},
 	LevelHard:   {name: "hard", label: 1600, thinkTime: 2200 * time.Millisecond, maxDepth: 4, evalNoise: 50, pickMargin: 40, mateProbeDepth: 11, mateProbeNodes: 300_000},
 }

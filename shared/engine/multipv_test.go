@@ -77,12 +77,13 @@ func TestMultiPVLines(t *testing.T) {
 	}
 	for _, fen := range fens {
 		for _, lim := range limits {
-			for _, n := range []int{0, 1, 2, 3, 5, 9} {
-				t.Run(fmt.Sprintf("%s/%s/%d", fen, lim.name, n), func(t *testing.T) {
+			for i, n := range []int{0, 1, 2, 3, 5, 9} {
+				ev := allEvaluations[i%2]
+				t.Run(fmt.Sprintf("%s/%s/%d/%s", fen, lim.name, n, ev), func(t *testing.T) {
 					pos := mustFEN(t, fen)
 					p := lim.p
 					p.Position, p.MultiPV = pos, n
-					res, err := New(Options{HashMB: 4}).Search(context.Background(), p)
+					res, err := New(Options{HashMB: 4, Evaluation: ev}).Search(context.Background(), p)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"chessapi/shared/chess"
+	"chessapi/shared/engine/nnue"
 )
 
 // The search: iterative deepening with aspiration windows over a
@@ -57,6 +58,7 @@ type rootScore struct {
 
 type searcher struct {
 	tt    *transpositionTable
+	ev    netEvaluator
 	heur  heuristics
 	stack [maxPly + 2]stackEntry
 
@@ -103,8 +105,12 @@ type searcher struct {
 	rootHint chess.Move
 }
 
-func newSearcher(tt *transpositionTable) *searcher {
-	return &searcher{tt: tt, now: time.Now, rootPV: make([]chess.Move, 0, maxPly), hashes: make([]uint64, 0, 512+maxPly)}
+// newSearcher returns a searcher on tt evaluating with net (nil: the
+// classical evaluation).
+func newSearcher(tt *transpositionTable, net *nnue.Network) *searcher {
+	s := &searcher{tt: tt, now: time.Now, rootPV: make([]chess.Move, 0, maxPly), hashes: make([]uint64, 0, 512+maxPly)}
+	s.ev.net = net
+	return s
 }
 
 // since is time.Since on the searcher's clock.
@@ -144,7 +150,7 @@ func (s *searcher) run(ctx context.Context, start time.Time, p *Params, overhead
 	s.hashes = append(s.hashes[:0], hist...)
 	s.histLen = len(hist)
 	s.hashes = append(s.hashes, make([]uint64, maxPly+2)...)
-	s.stack[0].pos = *p.Position
+	s.setRoot(p.Position)
 	s.stack[0].nullDist = noNullDistance
 	s.hashes[s.histLen] = p.Position.Hash()
 
@@ -341,11 +347,9 @@ func (s *searcher) aspirate(cfg searchConfig, depth int, prev int32) int32 {
 // (mate when it mates) and returns the best n.
 func (s *searcher) staticLines(list *chess.MoveList, n int) []rootLine {
 	out := make([]rootLine, 0, list.Len())
-	var child chess.Position
 	for _, m := range list.Moves() {
-		child = s.stack[0].pos
-		child.Play(m)
-		v := -s.evaluate(&child)
+		child := s.play(0, m)
+		v := -s.evaluate(1)
 		if child.IsCheckmate() {
 			v = mateScore - 1
 		}

@@ -129,9 +129,9 @@ func TestMoveTimeCompliance(t *testing.T) {
 // hard limit (well under the time left, TestPlanTime) plus complianceP99.
 func TestClockSearchStaysWithinTime(t *testing.T) {
 	requireQuietRun(t)
-	e := New(Options{HashMB: 4})
 	pos := chess.StartingPosition()
-	for _, left := range []time.Duration{30 * time.Millisecond, 200 * time.Millisecond, 2 * time.Second} {
+	for i, left := range []time.Duration{30 * time.Millisecond, 200 * time.Millisecond, 2 * time.Second, 30 * time.Millisecond, 200 * time.Millisecond} {
+		e := New(Options{HashMB: 4, Evaluation: allEvaluations[i%2]}) // either evaluation
 		p := Params{Position: pos, WhiteTime: left}
 		start := time.Now()
 		tb := planTime(context.Background(), start, &p, true, DefaultMoveOverhead)

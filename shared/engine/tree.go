@@ -41,7 +41,7 @@ func (s *searcher) negamax(ply, depth int, alpha, beta int32, cutNode bool) int3
 			return 0
 		}
 		if ply >= maxPly {
-			return s.evaluate(pos)
+			return s.evaluate(ply)
 		}
 		// Mate distance pruning: no line from here beats a shorter mate.
 		alpha = max(alpha, -mateScore+int32(ply))
@@ -131,10 +131,7 @@ func (s *searcher) negamax(ply, depth int, alpha, beta int32, cutNode bool) int3
 			}
 		}
 
-		child := &s.stack[ply+1]
-		child.pos = *pos
-		child.pos.Play(m)
-		givesCheck := child.pos.InCheck()
+		givesCheck := s.play(ply, m).InCheck()
 		if futile && !givesCheck {
 			continue
 		}
@@ -246,7 +243,7 @@ func (s *searcher) nodeEval(ply int, tte *ttEntry, hit bool, ttScore int32) (sta
 	if hit && tte.eval != noEval {
 		staticEval = int32(tte.eval)
 	} else {
-		staticEval = s.evaluate(&s.stack[ply].pos)
+		staticEval = s.evaluate(ply)
 	}
 	eval = staticEval
 	if hit {
@@ -285,9 +282,7 @@ func (s *searcher) pruneNode(n *node, alpha, beta, eval int32) (int32, bool) {
 	if depth >= nmpMinDepth && eval >= beta && n.staticEval >= beta && ply > 0 &&
 		s.stack[ply-1].move != nullMove && hasNonPawnMaterial(pos, n.us) && beta > -mateBound {
 		r := nmpBase + depth/nmpDepthDivisor + int(min((eval-beta)/nmpEvalDivisor, nmpMaxEvalBonus))
-		child := &s.stack[ply+1]
-		child.pos = *pos
-		child.pos.PlayNull()
+		s.play(ply, nullMove)
 		s.enter(ply, nullMove)
 		score := -s.negamax(ply+1, depth-1-r, -beta, -beta+1, !n.cutNode)
 		if s.stopped {
@@ -411,7 +406,7 @@ func (s *searcher) qsearch(ply int, alpha, beta int32) int32 {
 	st := &s.stack[ply]
 	pos := &st.pos
 	if ply >= maxPly {
-		return s.evaluate(pos)
+		return s.evaluate(ply)
 	}
 	if pos.InsufficientMaterial() {
 		return 0
@@ -437,7 +432,7 @@ func (s *searcher) qsearch(ply int, alpha, beta int32) int32 {
 		if hit && tte.eval != noEval {
 			staticEval = int32(tte.eval)
 		} else {
-			staticEval = s.evaluate(pos)
+			staticEval = s.evaluate(ply)
 		}
 		if staticEval >= beta {
 			return staticEval
@@ -470,9 +465,7 @@ func (s *searcher) qsearch(ply int, alpha, beta int32) int32 {
 				continue
 			}
 		}
-		child := &s.stack[ply+1]
-		child.pos = *pos
-		child.pos.Play(m)
+		s.play(ply, m)
 		score := -s.qsearch(ply+1, -beta, -alpha)
 		if s.stopped {
 			return 0

@@ -18,10 +18,22 @@ import "chessapi/shared/chess"
 // seed, position and limits a search that is not cut by time plays the same
 // move with the same score and node count.
 
+// classicalProbeSalt keys the table entries of a classical level's probe.
+const classicalProbeSalt = 0x6c61737369636c31
+
 // runWeakened searches p at its weakened level; tb is the budget planned
 // from p and maxDepth the request's depth cap.
 func (s *searcher) runWeakened(p *Params, tb timeBudget, maxDepth int) Result {
 	level := p.Level.settings()
+	// The probe shares the table with full-strength searches (salt 0) unless
+	// it evaluates differently from them.
+	var probeSalt uint64
+	if level.classical && s.ev.net != nil {
+		net := s.ev.net
+		s.ev.net = nil
+		defer func() { s.ev.net = net }()
+		probeSalt = classicalProbeSalt
+	}
 	// A weakened level thinks up to its think time (less only when the
 	// clock or movetime allows less), whatever the clock would allow; it
 	// usually stops earlier at its depth cap.
@@ -40,7 +52,7 @@ func (s *searcher) runWeakened(p *Params, tb timeBudget, maxDepth int) Result {
 		}
 		probe := s.iterate(searchConfig{
 			maxDepth: min(level.mateProbeDepth, maxDepth), nodeLimit: probeNodes,
-			hard: tb.hard * 6 / 10,
+			hard: tb.hard * 6 / 10, salt: probeSalt,
 		})
 		if probe.Score.Mate > 0 {
 			if p.Info != nil {
@@ -100,10 +112,10 @@ func (s *searcher) pickWeakened(res Result, margin int32) Result {
 }
 
 // evaluate is the static evaluation plus the level's noise.
-func (s *searcher) evaluate(pos *chess.Position) int32 {
-	v := evaluate(pos)
+func (s *searcher) evaluate(ply int) int32 {
+	v := s.staticEval(ply)
 	if s.noise > 0 {
-		v += int32(splitMix(pos.Hash()^s.seed)%uint64(2*s.noise+1)) - s.noise
+		v += int32(splitMix(s.stack[ply].pos.Hash()^s.seed)%uint64(2*s.noise+1)) - s.noise
 	}
 	return v
 }

@@ -4,7 +4,7 @@
 // "isready" and "quit" are answered while the engine thinks.
 //
 // Supported: uci, isready, ucinewgame, setoption (Hash, UCI_Chess960, Level,
-// Move Overhead, MultiPV), position startpos|fen ... [moves ...], go
+// Move Overhead, MultiPV, Evaluation: classical or network), position startpos|fen ... [moves ...], go
 // (movetime, wtime, btime, winc, binc, movestogo, depth, nodes, mate,
 // infinite), stop, quit, and the non-standard "bench [depth]" and "d" (print
 // the position). With MultiPV N every iteration prints N info lines,
@@ -42,6 +42,7 @@ type Session struct {
 	chess960 bool
 	level    engine.Level
 	multiPV  int
+	eval     engine.Evaluation
 
 	pos     *chess.Position
 	history []uint64
@@ -64,9 +65,10 @@ func NewSession(out io.Writer, opts engine.Options) *Session {
 	}
 	return &Session{
 		out:      out,
-		eng:      engine.New(engine.Options{HashMB: mb, MoveOverhead: overhead}),
+		eng:      engine.New(engine.Options{HashMB: mb, MoveOverhead: overhead, Evaluation: opts.Evaluation}),
 		hashMB:   mb,
 		overhead: overhead,
+		eval:     opts.Evaluation,
 		pos:      chess.StartingPosition(),
 	}
 }
@@ -141,6 +143,7 @@ func (s *Session) Handle(line string) bool {
 		s.println("option name Level type combo default max var easy var normal var hard var max")
 		s.printf("option name MultiPV type spin default 1 min 1 max %d\n", engine.MaxMultiPV)
 		s.printf("option name Move Overhead type spin default %d min 0 max 5000\n", engine.DefaultMoveOverhead.Milliseconds())
+		s.println("option name Evaluation type combo default classical var classical var network")
 		s.println("uciok")
 	case "isready":
 		s.println("readyok")
@@ -230,11 +233,23 @@ func (s *Session) setOption(args []string) error {
 			return fmt.Errorf("setoption Move Overhead: value %q is not 0..5000", v)
 		}
 		s.overhead = time.Duration(ms) * time.Millisecond
-		s.eng = engine.New(engine.Options{HashMB: s.hashMB, MoveOverhead: max(s.overhead, time.Microsecond)})
+		s.newEngine()
+	case "evaluation":
+		e, ok := engine.ParseEvaluation(strings.ToLower(v))
+		if !ok {
+			return fmt.Errorf("setoption Evaluation: value %q is not classical or network", v)
+		}
+		s.eval = e
+		s.newEngine()
 	default:
 		return fmt.Errorf("setoption: unknown option %q", strings.Join(name, " "))
 	}
 	return nil
+}
+
+// newEngine replaces the engine after an option that New takes changed.
+func (s *Session) newEngine() {
+	s.eng = engine.New(engine.Options{HashMB: s.hashMB, MoveOverhead: max(s.overhead, time.Microsecond), Evaluation: s.eval})
 }
 
 // setPosition handles "position startpos|fen <fen> [moves m1 m2 ...]". On an
@@ -417,7 +432,7 @@ func nps(nodes uint64, d time.Duration) uint64 {
 	return uint64(float64(nodes) / d.Seconds())
 }
 
-// bench handles "bench [depth]".
+// bench handles "bench [depth]", with the session's evaluation.
 func (s *Session) bench(args []string) {
 	depth := engine.BenchDepth
 	if len(args) > 0 {
@@ -428,6 +443,6 @@ func (s *Session) bench(args []string) {
 		}
 		depth = d
 	}
-	r := engine.Bench(depth, func(line string) { s.println("info string " + line) })
+	r := engine.BenchEvaluation(depth, s.eval, func(line string) { s.println("info string " + line) })
 	s.printf("bench depth %d positions %d nodes %d time %d nps %d\n", depth, r.Positions, r.Nodes, r.Time.Milliseconds(), r.NPS())
 }

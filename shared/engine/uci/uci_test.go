@@ -61,7 +61,8 @@ func bestMoves(out string) []string {
 func TestHandshake(t *testing.T) {
 	out := runScript(t, "uci", "isready", "quit")
 	for _, want := range []string{"id name ", "option name Hash type spin", "option name UCI_Chess960 type check",
-		"option name Level type combo", "option name MultiPV type spin default 1 min 1 max 5", "uciok", "readyok"} {
+		"option name Level type combo", "option name MultiPV type spin default 1 min 1 max 5",
+		"option name Evaluation type combo default classical var classical var network", "uciok", "readyok"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -85,6 +86,8 @@ func TestGoPlaysLegalMoves(t *testing.T) {
 			"r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1", nil},
 		{"nodes", []string{"position startpos", "go nodes 2000"}, chess.StartFEN, nil},
 		{"level easy", []string{"setoption name Level value easy", "position startpos", "go movetime 100"}, chess.StartFEN, nil},
+		{"classical", []string{"setoption name Evaluation value classical", "position startpos", "go depth 5"}, chess.StartFEN, nil},
+		{"network", []string{"setoption name Evaluation value network", "position startpos", "go depth 5"}, chess.StartFEN, nil},
 		{"movestogo", []string{"position startpos", "go wtime 500 btime 500 movestogo 1"}, chess.StartFEN, nil},
 	}
 	for _, tc := range tests {
@@ -171,6 +174,7 @@ func TestErrorsAreReportedNotFatal(t *testing.T) {
 		{"setoption name MultiPV value 0", "setoption MultiPV"},
 		{"setoption name MultiPV value 6", "setoption MultiPV"},
 		{"setoption name MultiPV value two", "setoption MultiPV"},
+		{"setoption name Evaluation value hce", "setoption Evaluation"},
 		{"go depth", "missing value"},
 		{"go movetime soon", "not a number"},
 		{"go sideways 3", "unknown parameter"},
@@ -202,12 +206,27 @@ func TestNoLegalMove(t *testing.T) {
 }
 
 // TestBenchCommand: "bench 4" prints the engine's bench total for depth 4
-// (the depth-10 signature is pinned in shared/engine and cmd/uci).
+// with the session's evaluation (the depth-10 signatures are pinned in
+// shared/engine and cmd/uci).
 func TestBenchCommand(t *testing.T) {
-	out := runScript(t, "bench 4")
-	want := fmt.Sprintf("bench depth 4 positions 13 nodes %d ", engine.Bench(4, nil).Nodes)
-	if !strings.Contains(out, "\n"+want) || strings.Count(out, "info string position ") != 13 {
-		t.Errorf("bench 4 output = %q; want 13 position lines and a line starting %q", out, want)
+	classical := engine.Bench(4, nil).Nodes
+	network := engine.BenchEvaluation(4, engine.EvalNetwork, nil).Nodes
+	if classical == network {
+		t.Fatalf("bench 4: %d nodes with either evaluation; the test cannot tell them apart", classical)
+	}
+	for _, tc := range []struct {
+		script []string
+		nodes  uint64
+	}{
+		{[]string{"bench 4"}, classical},
+		{[]string{"setoption name Evaluation value network", "bench 4"}, network},
+		{[]string{"setoption name Evaluation value network", "setoption name Evaluation value classical", "bench 4"}, classical},
+	} {
+		out := runScript(t, tc.script...)
+		want := fmt.Sprintf("bench depth 4 positions 13 nodes %d ", tc.nodes)
+		if !strings.Contains(out, "\n"+want) || strings.Count(out, "info string position ") != 13 {
+			t.Errorf("%q output = %q; want 13 position lines and a line starting %q", tc.script, out, want)
+		}
 	}
 }
 
