@@ -14,6 +14,8 @@ require (
 	github.com/klauspost/compress v1.20.4
 )
 
+require github.com/aws/aws-sdk-go-v2/service/sns v1.48.0
+
 require (
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
