@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"chessapi/shared/game"
+	"chessapi/shared/notify"
 	"chessapi/shared/obs"
 	"chessapi/shared/retry"
 )
@@ -104,6 +105,15 @@ type Config struct {
 	// Lister answers game lists and the lobby from the game index (the
 	// store, when it keeps one); nil disables those routes.
 	Lister GameLister
+	// Notifications keeps devices and inboxes (SPEC §16.3); nil disables
+	// the device and inbox routes and notifications (notifications.go).
+	Notifications NotificationStore
+	// Sender delivers device notifications (Amazon SNS, the local
+	// webhook); nil keeps devices but sends nothing (inbox only).
+	Sender notify.Sender
+	// Followers tells who follows their account on the stream (they get
+	// no device notification); nil: nobody.
+	Followers AccountFollowers
 	// Effects says who runs the work after a commit (default inline).
 	Effects EffectsMode
 	// Now is the clock; time.Now when nil.
