@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"chessapi/shared/notify"
 )
 
 // The request bodies of SPEC §5, as strict shapes: an event whose body has a
@@ -79,7 +81,8 @@ type (
 var (
 	seatRoutes   = []string{"POST /v1/games/{id}/actions", "POST /v1/games/{id}/presence"}
 	playerRoutes = []string{"GET /v1/players/me", "PATCH /v1/players/me", "GET /v1/players/me/games",
-		"POST /v1/players/me/link-codes", "POST /v1/lobby/quick"}
+		"POST /v1/players/me/link-codes", "POST /v1/lobby/quick", "POST /v1/players/me/devices", "GET /v1/players/me/devices",
+		"DELETE /v1/players/me/devices/{id}", "GET /v1/players/me/notifications", "POST /v1/players/me/notifications/read"}
 )
 
 var (
@@ -149,8 +152,12 @@ func checkHTTPEvent(t *testing.T, ev Event, routes map[string]Route) {
 	// The raw path is the route with its parameters filled in.
 	wantPath := route.Path
 	for name, value := range req.PathParameters {
-		if name != "id" || value != SampleGameID {
-			t.Errorf("pathParameters[%q] = %q; want only id = %q", name, value, SampleGameID)
+		wantID := SampleGameID
+		if strings.HasPrefix(req.RouteKey, "DELETE /v1/players/me/devices/") {
+			wantID = SampleDeviceID
+		}
+		if name != "id" || value != wantID {
+			t.Errorf("pathParameters[%q] = %q; want only id = %q", name, value, wantID)
 		}
 		wantPath = strings.ReplaceAll(wantPath, "{"+name+"}", value)
 	}
@@ -296,6 +303,33 @@ func checkBody(routeKey string, body []byte) error {
 		}
 		if len(b.Code) != 8 {
 			return fmt.Errorf("code %q is not 8 characters", b.Code)
+		}
+		return nil
+	case "POST /v1/players/me/devices": // SPEC §16.3
+		var b struct {
+			Platform string `json:"platform"`
+			Token    string `json:"token"`
+			Locale   string `json:"locale,omitempty"`
+		}
+		if err := strictJSON(body, &b); err != nil {
+			return err
+		}
+		if p, ok := notify.ParsePlatform(b.Platform); !ok || !p.ValidToken(b.Token) {
+			return fmt.Errorf("platform %q with token %q: not a platform and one of its tokens", b.Platform, b.Token)
+		}
+		if _, ok := notify.ParseLocale(b.Locale); b.Locale != "" && !ok {
+			return fmt.Errorf("locale %q is neither ko nor en", b.Locale)
+		}
+		return nil
+	case "POST /v1/players/me/notifications/read":
+		var b struct {
+			UpTo string `json:"upTo"`
+		}
+		if err := strictJSON(body, &b); err != nil {
+			return err
+		}
+		if b.UpTo != SampleNotificationID {
+			return fmt.Errorf("upTo = %q; want the sample notification", b.UpTo)
 		}
 		return nil
 	case "POST /v1/lobby/quick":

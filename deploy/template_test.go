@@ -40,6 +40,12 @@ var specRoutes = map[string]string{
 	"POST /v1/players/link":          "MoveFunction",
 	"GET /v1/lobby":                  "MoveFunction",
 	"POST /v1/lobby/quick":           "MoveFunction",
+	// SPEC §16.3
+	"POST /v1/players/me/devices":            "MoveFunction",
+	"GET /v1/players/me/devices":             "MoveFunction",
+	"DELETE /v1/players/me/devices/{id}":     "MoveFunction",
+	"GET /v1/players/me/notifications":       "MoveFunction",
+	"POST /v1/players/me/notifications/read": "MoveFunction",
 }
 
 // TestTemplateRoutesMatchHandler: API Gateway routes exactly what the one

@@ -158,6 +158,14 @@ func (l *linter) operations() {
 					l.errorf("%s: unresolved response", w)
 					continue
 				}
+				if code == 204 {
+					// No Content: it has no body to describe, and must not.
+					success = true
+					if len(ref.Value.Content) > 0 {
+						l.errorf("%s: a 204 answer with content", w)
+					}
+					continue
+				}
 				if code < 400 {
 					success = success || code < 300
 					l.successResponse(w, ref.Value)

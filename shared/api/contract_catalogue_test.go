@@ -64,6 +64,10 @@ func catalogueErrors() map[string]error {
 		"rate_limited":           &apikey.LimitError{KeyID: "k", Limit: "perSecond", Max: 1, Wait: time.Second},
 		"player_required":        service.ErrPlayerRequired,
 		"link_code_invalid":      service.ErrLinkCodeInvalid,
+		"too_many_devices":       service.ErrTooManyDevices,
+		"platform_unavailable":   service.ErrPlatformUnavailable,
+		"device_not_found":       service.ErrDeviceNotFound,
+		"notification_not_found": service.ErrNotificationNotFound,
 	}
 	for _, c := range game.Codes() {
 		m[c.String()] = &game.RuleError{Code: c}

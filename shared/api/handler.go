@@ -46,6 +46,7 @@ type Games interface {
 	Link(ctx context.Context, code, client string) (service.NewPlayer, error)
 	Lobby(ctx context.Context, room game.Room, limit int, cursor string) (service.LobbyPage, error)
 	QuickPair(ctx context.Context, in service.QuickInput) (service.QuickResult, error)
+	Notifying
 }
 
 var _ Games = (*service.Service)(nil)
@@ -114,6 +115,11 @@ func (h *handler) routes() []routeEntry {
 		{Route{"POST", "/v1/players/link"}, h.handleLink},
 		{Route{"GET", "/v1/lobby"}, h.handleLobby},
 		{Route{"POST", "/v1/lobby/quick"}, h.handleQuick},
+		{Route{"POST", "/v1/players/me/devices"}, h.handleRegisterDevice},
+		{Route{"GET", "/v1/players/me/devices"}, h.handleDevices},
+		{Route{"DELETE", "/v1/players/me/devices/{id}"}, h.handleDeleteDevice},
+		{Route{"GET", "/v1/players/me/notifications"}, h.handleNotifications},
+		{Route{"POST", "/v1/players/me/notifications/read"}, h.handleMarkRead},
 	}
 }
 

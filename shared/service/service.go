@@ -111,6 +111,9 @@ type Config struct {
 	// Sender delivers device notifications (Amazon SNS, the local
 	// webhook); nil keeps devices but sends nothing (inbox only).
 	Sender notify.Sender
+	// RenderNotification words a notification in a locale (the edge's
+	// text catalogue: api.NotificationMessage); without it nothing is sent.
+	RenderNotification func(n Notification, l notify.Locale) notify.Message
 	// Followers tells who follows their account on the stream (they get
 	// no device notification); nil: nobody.
 	Followers AccountFollowers
