@@ -87,7 +87,7 @@ var specFunctions = []struct {
 	{"FanoutFunction", "./functions/fanout",
 		[]string{"AI_FUNCTION_NAME", "DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "SCHEDULER_ROLE_ARN", "SCHEDULE_DLQ_ARN", "SCHEDULE_GROUP", "STREAM_ENDPOINT", "TIMEOUT_FUNCTION_ARN"}},
 	{"MoveFunction", "./functions/move",
-		[]string{"DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL"}},
+		[]string{"APNS_PLATFORM_APPLICATION_ARN", "APNS_SANDBOX_PLATFORM_APPLICATION_ARN", "DATA_TABLE", "FCM_PLATFORM_APPLICATION_ARN", "GAMES_TABLE", "LOG_LEVEL"}},
 	{"PollFunction", "./functions/move",
 		[]string{"DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL"}},
 	{"ViewFunction", "./functions/move",

@@ -234,6 +234,12 @@ func awsAdapters(awsCfg aws.Config, cfg Config) (Deps, error) {
 	if sp.adapters.has(usesAPIKeys) {
 		deps.APIKeys, deps.KeyCounter = data, data
 	}
+	if sp.adapters.has(usesNotify) {
+		deps.Notifications = data
+		if deps.Sender, err = newPushSender(awsCfg, cfg); err != nil {
+			return fail(err)
+		}
+	}
 	if sp.adapters.has(usesStream) {
 		deps.Connections = StreamConnections(data)
 		deps.NewPoster = func(endpoint string) (push.Poster, error) { return apigwpost.New(awsCfg, endpoint) }

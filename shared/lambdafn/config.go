@@ -41,6 +41,9 @@ type Config struct {
 	// StreamEndpoint is where the fan-out posts (fanout; optional for
 	// stream).
 	StreamEndpoint string
+	// Push are the SNS platform applications of device notifications
+	// (notify.go); a platform without one is refused.
+	Push PushApplications
 }
 
 // ErrConfig is wrapped by every configuration error.

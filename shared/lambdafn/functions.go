@@ -40,8 +40,8 @@ var functions = map[Function]spec{
 	// The game API. It never searches (POST /v1/ai/move is routed to the
 	// ai function and would answer 503 here), and its commits' timers and
 	// AI turns are the fan-out's.
-	Move: {handleHTTP, usesData,
-		[]need{{envGamesTable, required}, {envDataTable, required}, {envLogLevel, optional}}},
+	Move: {handleHTTP, usesData | usesNotify,
+		append([]need{{envGamesTable, required}, {envDataTable, required}, {envLogLevel, optional}}, pushEnv...)},
 	// The deadline schedules' target: it ends games and, without writing,
 	// re-arms a timer or restarts an overdue AI seat (so it schedules and
 	// triggers itself); a flag fall in a rated game reads both ratings.
@@ -93,6 +93,7 @@ const (
 	usesEngine                         // one search engine
 	usesAPIKeys                        // POST /v1/ai/move's keys and their counters (data table)
 	usesStream                         // the stream's connections (data table) and the @connections poster
+	usesNotify                         // devices and inboxes (data table) and the SNS sender (notify.go)
 )
 
 func (a adapters) has(b adapters) bool { return a&b == b }

@@ -62,8 +62,10 @@ func TestTemplateGrantsOnlyTheFunctionsPartitions(t *testing.T) {
 	readPlayers := all([]string{get}, tokenPrefix+"*", playerPrefix+"*")
 	want := map[string]map[string][]string{
 		// Players, tokens, link codes, the wrong-code counter, pairing slots.
-		"MoveFunction": all([]string{get, put, update, del},
-			playerPrefix+"*", tokenPrefix+"*", linkPrefix+"*", linkFail, slotPrefix+"*"),
+		// And devices, their tokens' owners and the inboxes (SPEC §16.3).
+		"MoveFunction": merge(all([]string{get, put, update, del},
+			playerPrefix+"*", tokenPrefix+"*", linkPrefix+"*", linkFail, slotPrefix+"*", devicesPrefix+"*", deviceTokenPrefix+"*", inboxPrefix+"*"),
+			all([]string{query}, inboxPrefix+"*")),
 		"ViewFunction": readPlayers,
 		"PollFunction": readPlayers,
 		// A flag fall in a rated game reads both ratings.

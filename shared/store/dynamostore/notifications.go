@@ -2,6 +2,7 @@ package dynamostore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -43,9 +44,6 @@ const InboxKeyPrefix = inboxPrefix
 // claimGrace is how long past its window a push claim is kept before the
 // TTL may remove it.
 const claimGrace = time.Minute
-
-// batchWriteMax is BatchWriteItem's limit of requests per call.
-const batchWriteMax = 25
 
 // DataItemError reports an item of devices or inboxes the store cannot
 // read.
@@ -251,7 +249,9 @@ func (d *Data) ClaimPush(ctx context.Context, playerID, k, id string, window tim
 }
 
 // DeleteInbox removes the player's whole collection: entries, read mark
-// and claims (a Query of its keys, then BatchWriteItem deletes of 25).
+// and claims (a Query of its keys, then one DeleteItem each, a few at a
+// time: the grants allow single items only, every request held to the
+// player's partition by dynamodb:LeadingKeys).
 func (d *Data) DeleteInbox(ctx context.Context, playerID string) error {
 	if err := rules.ValidateKey("player id", playerID); err != nil {
 		return fmt.Errorf("dynamostore: delete inbox: %w", err)
@@ -264,7 +264,7 @@ func (d *Data) DeleteInbox(ctx context.Context, playerID string) error {
 		ConsistentRead:            aws.Bool(true),
 	})
 	if err == nil {
-		err = d.deleteAll(ctx, items)
+		err = d.deleteItems(ctx, items)
 	}
 	if err != nil {
 		return fmt.Errorf("dynamostore: delete inbox of %q: %w", playerID, err)
@@ -272,34 +272,30 @@ func (d *Data) DeleteInbox(ctx context.Context, playerID string) error {
 	return nil
 }
 
-// deleteAll deletes the items (keys) in batches, again for what a batch
-// left unprocessed (throttling), a bounded number of rounds.
-func (d *Data) deleteAll(ctx context.Context, keys []map[string]types.AttributeValue) error {
-	var reqs []types.WriteRequest
+// deleteParallel bounds the deletes in flight of deleteItems.
+const deleteParallel = 8
+
+// deleteItems deletes the items (their keys), deleteParallel at a time.
+func (d *Data) deleteItems(ctx context.Context, keys []map[string]types.AttributeValue) error {
+	sem := make(chan struct{}, deleteParallel)
+	errs := make(chan error, len(keys))
 	for _, k := range keys {
-		reqs = append(reqs, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: key(str(k, attrPK), str(k, attrSK))}})
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem }()
+			_, err := d.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(d.table), Key: key(str(k, attrPK), str(k, attrSK))})
+			errs <- err
+		}()
 	}
-	for round := 0; len(reqs) > 0; round++ {
-		if round > maxDeviceWriteAttempts {
-			return fmt.Errorf("%d deletes still unprocessed", len(reqs))
-		}
-		var left []types.WriteRequest
-		for start := 0; start < len(reqs); start += batchWriteMax {
-			batch := reqs[start:min(start+batchWriteMax, len(reqs))]
-			out, err := d.client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{d.table: batch}})
-			if err != nil {
-				return err
-			}
-			left = append(left, out.UnprocessedItems[d.table]...)
-		}
-		reqs = left
-		if len(reqs) > 0 {
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(time.Duration(round+1) * 50 * time.Millisecond):
-			}
+	for range deleteParallel {
+		sem <- struct{}{}
+	}
+	close(errs)
+	var all []error
+	for err := range errs {
+		if err != nil {
+			all = append(all, err)
 		}
 	}
-	return nil
+	return errors.Join(all...)
 }
