@@ -281,4 +281,3 @@ func closeAdapter(x any, grace time.Duration) error {
 	}
 	return nil
 }
-
