@@ -105,7 +105,10 @@ func TestFunctionPackagesMatchMakefile(t *testing.T) {
 func TestEnvironmentFromTemplate(t *testing.T) {
 	spec := repoSpec(t)
 	st := &stack{cfg: config{StackName: "chessapi", LogLevel: "WARN", AIAPIKeys: "required", AIAPIKey: "k_sample"}, spec: spec,
-		gamesTable: "chessapi-GamesTable", dataTable: "chessapi-DataTable", group: "chessapi-deadlines"}
+		gamesTable: "chessapi-GamesTable", dataTable: "chessapi-DataTable", group: "chessapi-deadlines",
+		push: pushApplications{APNs: "arn:aws:sns:us-east-1:123456789012:app/APNS/chessapi-APNS",
+			APNsSandbox: "arn:aws:sns:us-east-1:123456789012:app/APNS_SANDBOX/chessapi-APNS_SANDBOX",
+			FCM:         "arn:aws:sns:us-east-1:123456789012:app/GCM/chessapi-GCM"}}
 	tmpl, err := deploy.LoadTemplate(repoTemplate)
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
 
 	"chessapi/deploy"
 	"chessapi/infra/emulator"
@@ -94,8 +95,10 @@ type stack struct {
 	cancel    context.CancelFunc
 	done      chan struct{} // the background loops have stopped
 
-	moto          *emulator.Server
-	calls         *emulator.CallCounter
+	moto  *emulator.Server
+	calls *emulator.CallCounter
+	// push are the SNS platform applications (push.go).
+	push          pushApplications
 	ownBootstraps bool // cfg.Bootstraps was made here: Close removes them
 }
 
@@ -162,6 +165,9 @@ func startStack(ctx context.Context, cfg config) (st *stack, err error) {
 	sched := scheduler.NewFromConfig(awsCfg)
 	if _, err := sched.CreateScheduleGroup(ctx, &scheduler.CreateScheduleGroupInput{Name: aws.String(st.group)}); err != nil {
 		return st, fmt.Errorf("CreateScheduleGroup %s: %w", st.group, err)
+	}
+	if st.push, err = createPushApplications(ctx, sns.NewFromConfig(awsCfg), cfg.StackName); err != nil {
+		return st, err
 	}
 	st.counts = newCounters(calls.Take)
 	// The functions reach moto through the data table's IAM guard, then
@@ -311,6 +317,7 @@ func (st *stack) environment(fn fnSpec, dataEndpoint, awsURL string) (map[string
 		"STREAM_ENDPOINT":    awsURL + "/" + streamStage,
 		"AI_API_KEYS":        st.cfg.AIAPIKeys,
 	}
+	maps.Copy(byName, st.push.environment())
 	env := map[string]string{}
 	for k, raw := range fn.Env {
 		if ref, ok := raw.(map[string]any); ok {
@@ -340,6 +347,7 @@ func (st *stack) environment(fn fnSpec, dataEndpoint, awsURL string) (map[string
 		"AWS_SECRET_ACCESS_KEY":      "emulator",
 		"AWS_ENDPOINT_URL_DYNAMODB":  dataEndpoint,
 		"AWS_ENDPOINT_URL_SCHEDULER": dataEndpoint,
+		"AWS_ENDPOINT_URL_SNS":       dataEndpoint,
 		"AWS_ENDPOINT_URL_LAMBDA":    awsURL,
 	})
 	return env, nil
