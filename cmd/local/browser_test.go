@@ -989,8 +989,17 @@ func TestBrowserRoomsAndInvites(t *testing.T) {
 	na.open("/#/lobby/intermediate")
 	na.waitFor("the room", `document.querySelector('#lobby-status')?.dataset.state === 'ready'`, 5*time.Second)
 	na.tap("#btn-quick")
-	na.waitFor("the paired game", fmt.Sprintf(`location.hash.includes(%q) && document.querySelector('.screen.game')?.dataset.phase === 'playing'`, rated), 5*time.Second)
-	ga.waitFor("the opponent", `document.querySelector('.screen.game').dataset.phase === 'playing'`, 5*time.Second)
+	// The rooms play seeds/003's game: both press ready, and the game
+	// starts 3 s after the second.
+	na.waitFor("the paired game's ready step", fmt.Sprintf(`location.hash.includes(%q) && document.querySelector('.screen.game')?.dataset.phase === 'ready'`, rated), 5*time.Second)
+	ga.waitFor("the ready step", `document.querySelector('.screen.game').dataset.phase === 'ready' && document.querySelector('#btn-ready')`, 5*time.Second)
+	ga.click("#btn-ready")
+	ga.waitFor("ready", `document.querySelector('#ready-done')`, 5*time.Second)
+	na.waitFor("the ready button", `document.querySelector('#btn-ready')`, 5*time.Second)
+	na.tap("#btn-ready")
+	na.waitFor("the countdown", `/대국 시작/.test(document.querySelector('#status-line .countdown')?.textContent ?? '')`, 5*time.Second)
+	na.waitFor("the start", `document.querySelector('.screen.game').dataset.phase === 'playing'`, 10*time.Second)
+	ga.waitFor("the start", `document.querySelector('.screen.game').dataset.phase === 'playing'`, 10*time.Second)
 	players := map[string]*page{}
 	for _, p := range []*page{ga, na} {
 		players[eval[string](p, `document.querySelector('.screen.game').dataset.you`)] = p

@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"chessapi/deploy"
 	"chessapi/infra/rie"
+	"chessapi/shared/game"
 )
 
 // playerRequest is an HTTP API event for the move function: method, path,
@@ -98,7 +100,7 @@ func TestAsDeployedPlayers(t *testing.T) {
 
 	// Quick pairing in the intermediate (rated) room: Alice waits, Bob is
 	// paired with her.
-	first := callMove(t, move, base, "POST", "/v1/lobby/quick", at, map[string]any{"room": "intermediate", "options": map[string]any{"timeControl": "5+3", "colorAssignment": "hostWhite"}}, 200)
+	first := callMove(t, move, base, "POST", "/v1/lobby/quick", at, map[string]any{"room": "intermediate", "options": map[string]any{"timeControl": "perMove:120", "colorAssignment": "hostWhite"}}, 200)
 	waitCalls := s.calls.Take()
 	if first["matched"] != false {
 		t.Fatalf("first quick pairing: %v; want waiting", first)
@@ -109,11 +111,18 @@ func TestAsDeployedPlayers(t *testing.T) {
 		t.Fatalf("lobby: %v; want Alice's waiting game", lobby)
 	}
 	s.calls.Take()
-	second := callMove(t, move, base, "POST", "/v1/lobby/quick", bt, map[string]any{"room": "intermediate", "options": map[string]any{"timeControl": "5+3"}}, 200)
+	second := callMove(t, move, base, "POST", "/v1/lobby/quick", bt, map[string]any{"room": "intermediate", "options": map[string]any{"timeControl": "perMove:120"}}, 200)
 	pairCalls := s.calls.Take()
 	if second["matched"] != true || second["gameId"] != gameID {
 		t.Fatalf("second quick pairing: %v; want matched with Alice's game", second)
 	}
+	s.pump(t, fanout)
+	// A rated room plays seeds/003's game (SPEC §16.5): both get ready,
+	// and the game starts 3 s after the second.
+	for _, token := range []string{at, bt} {
+		callMove(t, move, base, "POST", "/v1/games/"+gameID+"/actions", token, map[string]any{"type": "ready"}, 200)
+	}
+	time.Sleep(game.StartDelayMs*time.Millisecond + 100*time.Millisecond)
 	s.pump(t, fanout)
 
 	// Fool's mate: Bob (black) wins.

@@ -311,6 +311,14 @@ func codeCases() []codeCase {
 			w, _ := game(a, map[string]any{"drawMode": "fide"})
 			return a.act(w, h, map[string]any{"type": "claimDraw", "payload": map[string]any{}})
 		}},
+		{code: "not_started", run: func(a *testAPI, _ *faultyStore, h http.Header) response {
+			w, _ := game(a, map[string]any{"rules": "yeoul"}) // in its ready step
+			return a.act(w, h, moveBody("e2e4"))
+		}},
+		{code: "no_ready_step", run: func(a *testAPI, _ *faultyStore, h http.Header) response {
+			w, _ := game(a, nil)
+			return a.act(w, h, map[string]any{"type": "ready"})
+		}},
 		{code: "request_id_reused", run: func(a *testAPI, _ *faultyStore, h http.Header) response {
 			w, b := game(a, nil)
 			a.mustAct(w, map[string]any{"type": "move", "payload": map[string]any{"uci": "e2e4"}, "requestId": "r1"})

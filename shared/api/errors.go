@@ -149,11 +149,13 @@ func describe(err error, l Lang) described {
 	return d(http.StatusInternalServerError, "internal")
 }
 
-// ruleStatus is 409 for the refusals about seats and links (the game is in
-// the wrong state for the request), 422 for the rules of play.
+// ruleStatus is 409 for the refusals about seats and links and for play
+// before the start (the game is in the wrong state for the request: wait,
+// and it will not be), 422 for the rules of play.
 func ruleStatus(c game.Code) int {
 	switch c {
-	case game.CodeGameFull, game.CodeAlreadySeated, game.CodeGameNotWaiting, game.CodeRematchLinked:
+	case game.CodeGameFull, game.CodeAlreadySeated, game.CodeGameNotWaiting, game.CodeRematchLinked,
+		game.CodeNotStarted:
 		return http.StatusConflict
 	case game.CodeInviteRequired, game.CodeRatingOutOfRange:
 		return http.StatusForbidden

@@ -44,7 +44,7 @@ type Games interface {
 	MyGames(ctx context.Context, c service.Caller, finished bool, limit int, cursor string) (service.GamePage, error)
 	NewLinkCode(ctx context.Context, c service.Caller) (service.LinkCode, error)
 	Link(ctx context.Context, code, client string) (service.NewPlayer, error)
-	Lobby(ctx context.Context, room game.Room, limit int, cursor string) (service.LobbyPage, error)
+	Lobby(ctx context.Context, room game.Room, limit int, cursor string, filter service.LobbyFilter) (service.LobbyPage, error)
 	QuickPair(ctx context.Context, in service.QuickInput) (service.QuickResult, error)
 	Notifying
 }

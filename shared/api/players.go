@@ -302,7 +302,11 @@ func (h *handler) handleLobby(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	page, err := h.deps.Games.Lobby(r.Context(), room, limit, cursor)
+	filter, err := lobbyFilter(q)
+	if err != nil {
+		return err
+	}
+	page, err := h.deps.Games.Lobby(r.Context(), room, limit, cursor, filter)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"net/url"
 	"strings"
 
 	"chessapi/shared/chess"
@@ -71,9 +72,19 @@ func decodeCreate(body []byte) (service.CreateInput, error) {
 
 // decodeOptions reads the options object (nil: every default) into the
 // game's options; the values themselves are checked by the game.
-func decodeOptions(o *object) game.Options {
+func decodeOptions(o *object) game.Options { return decodeOptionsIn(o, nil) }
+
+// decodeOptionsIn is decodeOptions for a game in room when the room is not
+// one of the options (quick pairing names it beside them): a rated room's
+// options are the yeoul rules'.
+func decodeOptionsIn(o *object, room *game.Room) game.Options {
 	var in game.OptionsInput
+	if room != nil {
+		r := string(*room)
+		in.Room = &r
+	}
 	if o != nil {
+		in.Rules = o.str("rules")
 		in.Variant = o.str("variant")
 		in.TimeControl = o.str("timeControl")
 		in.DrawMode = o.str("drawMode")
@@ -84,7 +95,9 @@ func decodeOptions(o *object) game.Options {
 		in.FirstMoveSec = o.integer("firstMoveSec")
 		in.IdleLimitSec = o.integer("idleLimitSec")
 		in.DisconnectGraceSec = o.integer("disconnectGraceSec")
-		in.Room = o.str("room")
+		if r := o.str("room"); r != nil || room == nil {
+			in.Room = r
+		}
 		in.WaitingExpirySec = o.integer("waitingExpirySec")
 		if n := o.raw("undo"); n != nil {
 			switch v, isInt := integerOf(n); {
@@ -195,6 +208,25 @@ func parseRoom(field, s string) (game.Room, error) {
 	return "", game.FieldOneOf(field, names...)
 }
 
+// lobbyFilter reads the lobby's filter from its query: correspondence=true
+// (only correspondence games) or false (only the others); absent: all.
+func lobbyFilter(q url.Values) (service.LobbyFilter, error) {
+	var f service.LobbyFilter
+	if !q.Has("correspondence") {
+		return f, nil
+	}
+	switch q.Get("correspondence") {
+	case "true":
+		f.Correspondence = new(bool)
+		*f.Correspondence = true
+	case "false":
+		f.Correspondence = new(bool)
+	default:
+		return f, game.FieldOneOf("correspondence", "true", "false")
+	}
+	return f, nil
+}
+
 // decodeQuick reads POST /v1/lobby/quick: {room, options?}.
 func decodeQuick(body []byte) (service.QuickInput, error) {
 	var in service.QuickInput
@@ -212,7 +244,10 @@ func decodeQuick(body []byte) (service.QuickInput, error) {
 			if opts.raw("room") != nil {
 				opts.fail(game.FieldNotAllowed("options.room", "roomOutsideOptions"))
 			}
-			built := decodeOptions(opts)
+			if o.failed() {
+				return
+			}
+			built := decodeOptionsIn(opts, &in.Room)
 			in.Options = &built
 		}
 	})

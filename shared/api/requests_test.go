@@ -48,6 +48,17 @@ func TestDecodeOptions(t *testing.T) {
 		{`{"hints":"off"}`, func(o *game.Options) { o.Hints = game.HintsOff }},
 		{`{"disconnectGraceSec":120}`, func(o *game.Options) { o.DisconnectGraceSec = 120 }},
 		{`{"drawOffer":null}`, func(o *game.Options) {}}, // null is the same as absent
+		{`{"rules":"standard"}`, func(o *game.Options) {}},
+		{`{"timeControl":"days:3"}`, func(o *game.Options) { o.TimeControl = game.TimeControl{Kind: game.TimeDays, Days: 3} }},
+		{`{"timeControl":"days:14","room":"free"}`, func(o *game.Options) { o.TimeControl = game.TimeControl{Kind: game.TimeDays, Days: 14} }},
+		// The yeoul rules: seeds/003's values, the others as given.
+		{`{"rules":"yeoul"}`, yeoul(60)},
+		{`{"room":"beginner"}`, func(o *game.Options) { yeoul(60)(o); o.Room = game.RoomBeginner }},
+		{`{"rules":"yeoul","timeControl":"perMove:120","variant":"chess960","firstMoveSec":60}`, func(o *game.Options) {
+			yeoul(120)(o)
+			o.Variant, o.FirstMoveSec = game.VariantChess960, 60
+		}},
+		{`{"rules":"yeoul","drawOffer":false,"undo":"off","drawMode":"auto","disconnectGraceSec":90}`, yeoul(60)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.raw, func(t *testing.T) {
@@ -67,6 +78,14 @@ func TestDecodeOptions(t *testing.T) {
 				t.Errorf("decode options %s = %+v, %v; want %+v", js, again, err, got)
 			}
 		})
+	}
+}
+
+// yeoul sets the options the yeoul rules fix, with a per-move time of sec.
+func yeoul(sec int) func(*game.Options) {
+	return func(o *game.Options) {
+		o.Rules, o.TimeControl = game.RulesYeoul, game.TimeControl{Kind: game.TimePerMove, PerMoveSec: sec}
+		o.DrawOffer, o.Undo, o.DrawMode, o.DisconnectGraceSec = false, game.UndoOff, game.DrawAuto, game.YeoulGraceSec
 	}
 }
 
@@ -99,6 +118,17 @@ func TestDecodeOptionsErrors(t *testing.T) {
 		{`{"hints":"threats"}`, "options.hints"},
 		{`{"disconnectGraceSec":90}`, "options.disconnectGraceSec"},
 		{`{"drawMode":"fide","drawMode":"auto"}`, "options.drawMode"},
+		{`{"rules":"fide"}`, "options.rules"},
+		{`{"rules":1}`, "options.rules"},
+		{`{"rules":"standard","room":"expert"}`, "options.rules"},
+		{`{"rules":"yeoul","timeControl":"10+5"}`, "options.timeControl"},
+		{`{"room":"intermediate","timeControl":"days:1"}`, "options.timeControl"},
+		{`{"rules":"yeoul","drawOffer":true}`, "options.drawOffer"},
+		{`{"rules":"yeoul","undo":1}`, "options.undo"},
+		{`{"room":"expert","drawMode":"fide"}`, "options.drawMode"},
+		{`{"rules":"yeoul","disconnectGraceSec":60}`, "options.disconnectGraceSec"},
+		{`{"timeControl":"days:4"}`, "options.timeControl"},
+		{`{"timeControl":"days:07"}`, "options.timeControl"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.raw, func(t *testing.T) {
@@ -118,7 +148,9 @@ func TestDecodeOptionsErrors(t *testing.T) {
 }
 
 func FuzzDecodeOptions(f *testing.F) {
-	for _, seed := range []string{`{}`, `{"timeControl":"10+5","undo":"unlimited"}`, `{"variant":"chess960","drawMode":"fide"}`, `[1]`, `{"a":{}}`} {
+	for _, seed := range []string{`{}`, `{"timeControl":"10+5","undo":"unlimited"}`, `{"variant":"chess960","drawMode":"fide"}`, `[1]`, `{"a":{}}`,
+		`{"rules":"yeoul","timeControl":"perMove:30"}`, `{"room":"beginner","disconnectGraceSec":90}`, `{"timeControl":"days:7","rules":"standard"}`,
+		`{"rules":"yeoul","drawOffer":true}`} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
@@ -156,6 +188,8 @@ func TestDecodeActionPayloads(t *testing.T) {
 		{"respondDraw", `{"accept":false}`, game.Action{Type: game.ActionRespondDraw}},
 		{"cancelOffer", `{}`, game.Action{Type: game.ActionCancelOffer}},
 		{"resign", `{}`, game.Action{Type: game.ActionResign}},
+		{"ready", ``, game.Action{Type: game.ActionReady}},
+		{"ready", `null`, game.Action{Type: game.ActionReady}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.typ+" "+tt.payload, func(t *testing.T) {
@@ -201,6 +235,8 @@ func TestDecodeActionPayloadErrors(t *testing.T) {
 		{"requestUndo", `{"plies":1.5}`, "payload.plies"},
 		{"resign", `{"reason":"bored"}`, "payload.reason"},
 		{"claimDraw", `{"x":null}`, "payload.x"},
+		{"ready", `{"ready":true}`, "payload.ready"},
+		{"Ready", `{}`, "type"},
 		{"offerDraw", `{} x`, ""}, // the body is not JSON
 	}
 	for _, tt := range tests {
@@ -221,11 +257,12 @@ func FuzzDecodeAction(f *testing.F) {
 		{"move", `{"from":"e2","to":"e4"}`}, {"move", `{"uci":"e7e8q"}`}, {"move", `{"san":"O-O"}`},
 		{"castle", `{"side":"king"}`}, {"requestUndo", `{"plies":1}`}, {"respondDraw", `{"accept":true}`},
 		{"resign", ``}, {"move", `{"from":"e2","to":"e4","promotion":"q","x":[1,{}]}`},
+		{"ready", ``}, {"ready", `{}`}, {"ready", `{"at":1}`},
 	}
 	for _, s := range seeds {
 		f.Add(s.typ, []byte(s.payload))
 	}
-	start := fuzzGame(f)
+	start, ready := fuzzGame(f, game.DefaultOptions()), fuzzYeoulGame(f)
 	f.Fuzz(func(t *testing.T, typ string, payload []byte) {
 		in, err := decodeAction(actionBody(typ, string(payload)))
 		if err != nil {
@@ -237,12 +274,15 @@ func FuzzDecodeAction(f *testing.F) {
 		if in.Action.Type.String() != typ {
 			t.Fatalf("decodeAction(%q) gave type %s", typ, in.Action.Type)
 		}
-		// Whatever decodes must be safe to reduce.
-		if _, _, err := game.Reduce(start, game.Act{By: chess.White, Action: in.Action}, time.UnixMilli(start.CreatedAt+1000)); err != nil {
-			var ie *game.InputError
-			var re *game.RuleError
-			if !errors.As(err, &ie) && !errors.As(err, &re) {
-				t.Fatalf("Reduce(%+v) = %v; want nil, *InputError or *RuleError", in.Action, err)
+		// Whatever decodes must be safe to reduce, in a game being played
+		// and in one in its ready step.
+		for _, s := range []*game.State{start, ready} {
+			if _, _, err := game.Reduce(s, game.Act{By: chess.White, Action: in.Action}, time.UnixMilli(s.CreatedAt+1000)); err != nil {
+				var ie *game.InputError
+				var re *game.RuleError
+				if !errors.As(err, &ie) && !errors.As(err, &re) {
+					t.Fatalf("Reduce(%+v) in phase %s = %v; want nil, *InputError or *RuleError", in.Action, s.Phase, err)
+				}
 			}
 		}
 	})
@@ -257,15 +297,28 @@ func actionBody(typ, payload string) []byte {
 	return []byte(`{"type":` + string(t) + `,"payload":` + payload + `}`)
 }
 
-// fuzzGame is a game in progress for the action fuzzer to act on.
-func fuzzGame(f *testing.F) *game.State {
-	s, _, err := game.New(game.NewGame{GameID: "fuzz-game-1", Options: game.DefaultOptions(), Host: game.Player{ID: "a"}, Seed: 1}, time.UnixMilli(1_700_000_000_000))
+// fuzzGame is a game joined by its second player for the action fuzzer to
+// act on: in progress under the standard rules, in its ready step under
+// the yeoul rules.
+func fuzzGame(f *testing.F, o game.Options) *game.State {
+	s, _, err := game.New(game.NewGame{GameID: "fuzz-game-1", Options: o, Host: game.Player{ID: "a"}, Seed: 1}, time.UnixMilli(1_700_000_000_000))
 	if err != nil {
 		f.Fatal(err)
 	}
 	s, _, err = game.Reduce(s, game.Join{Player: game.Player{ID: "b"}}, time.UnixMilli(1_700_000_000_000))
 	if err != nil {
 		f.Fatal(err)
+	}
+	return s
+}
+
+// fuzzYeoulGame is a game of the yeoul rules in its ready step.
+func fuzzYeoulGame(f *testing.F) *game.State {
+	o := game.DefaultOptionsFor(game.RoomIntermediate)
+	o.Room = game.RoomFree
+	s := fuzzGame(f, o)
+	if s.Phase != game.PhaseReady {
+		f.Fatalf("a yeoul game after the join is %s", s.Phase)
 	}
 	return s
 }

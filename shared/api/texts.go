@@ -187,6 +187,8 @@ var korean = texts{
 		"request_id_reused":   "같은 requestId로 다른 요청을 보냈어요. 새 요청에는 새 requestId를 써 주세요",
 		"game_too_large":      "대국 기록이 너무 길어 더 저장할 수 없어요",
 		"no_legal_moves":      "둘 수 있는 수가 없어요",
+		"not_started":         "아직 대국이 시작되지 않았어요. 두 사람이 준비하면 3초 뒤에 시작해요",
+		"no_ready_step":       "이 대국에는 준비 단계가 없어요",
 		// 5xx
 		"busy":        "요청이 몰려 처리하지 못했어요. 다시 시도해 주세요",
 		"unavailable": "지금은 요청을 처리할 수 없어요. 잠시 후 다시 시도해 주세요",
@@ -274,7 +276,7 @@ var formatKo = map[string]string{
 	"uci":         "UCI 수는 e2e4, e7e8q 같은 형식이어야 해요",
 	"san":         "SAN 수 표기가 올바르지 않아요 (예: Nf3, O-O, e8=Q)",
 	"move":        "수 표기를 읽을 수 없어요",
-	"timeControl": "시간 방식은 '분+초'(1~90분, 0~60초), 'none', 'perMove:30|60|120' 중 하나예요",
+	"timeControl": "시간 방식은 '분+초'(1~90분, 0~60초), 'none', 'perMove:30|60|120', 'days:1|2|3|5|7|14' 중 하나예요",
 	"requestId":   "128자 이하의 일반 문자여야 해요",
 	"gameId":      "대국 ID 형식이 아니에요",
 	"cursor":      "이전 응답의 nextCursor 값을 그대로 보내 주세요",
@@ -296,6 +298,12 @@ var notAllowedKo = map[string]string{
 	"ratedRoom":          "레이팅 방에서는 AI와 둘 수 없어요",
 	"inviteForAI":        "AI 상대에는 초대를 쓸 수 없어요",
 	"roomOutsideOptions": "방은 options 밖의 room 항목으로 정해요",
+	"ratedRoomRules":     "레이팅 방은 여울 규칙(rules: yeoul)으로만 둬요",
+	"correspondenceRoom": "며칠씩 두는 대국(days)은 자유 대국실에서만 둘 수 있어요",
+	"yeoulNoDrawOffer":   "여울 규칙에는 무승부 제안이 없어요",
+	"yeoulNoUndo":        "여울 규칙에는 무르기가 없어요 (off만 쓸 수 있어요)",
+	"yeoulAutoDraws":     "여울 규칙은 반복과 50수 무승부를 자동으로 처리해요 (auto만 쓸 수 있어요)",
+	"yeoulGrace":         "여울 규칙의 재접속 시간은 90초로 정해져 있어요",
 }
 
 var fenKo = map[error]string{
@@ -365,6 +373,8 @@ var english = texts{
 		"request_id_reused":      "This requestId was already used for a different request; use a new requestId",
 		"game_too_large":         "The game record is too long to store any more moves",
 		"no_legal_moves":         "There is no legal move",
+		"not_started":            "The game has not started yet; it starts 3 seconds after both players are ready",
+		"no_ready_step":          "This game has no ready step",
 		"busy":                   "Too many concurrent changes; please retry",
 		"unavailable":            "The service cannot handle the request right now; try again later",
 		"internal":               "Something went wrong on our side; try again later",
@@ -456,7 +466,7 @@ var formatEn = map[string]string{
 	"uci":         "UCI moves look like e2e4 or e7e8q",
 	"san":         "not a SAN move (for example Nf3, O-O, e8=Q)",
 	"move":        "the move text cannot be read",
-	"timeControl": "time controls are 'M+S' (1-90 minutes, 0-60 seconds), 'none' or 'perMove:30|60|120'",
+	"timeControl": "time controls are 'M+S' (1-90 minutes, 0-60 seconds), 'none', 'perMove:30|60|120' or 'days:1|2|3|5|7|14'",
 	"requestId":   "at most 128 characters of plain text",
 	"gameId":      "not a game id",
 	"cursor":      "send the nextCursor of the previous answer as it is",
@@ -478,6 +488,12 @@ var notAllowedEn = map[string]string{
 	"ratedRoom":          "rated rooms are for two players, not the AI",
 	"inviteForAI":        "an AI opponent takes no invite",
 	"roomOutsideOptions": "the room is given by the top-level room field",
+	"ratedRoomRules":     "rated rooms play the yeoul rules (rules: yeoul) only",
+	"correspondenceRoom": "correspondence games (days) are for the free room only",
+	"yeoulNoDrawOffer":   "the yeoul rules have no draw offers",
+	"yeoulNoUndo":        "the yeoul rules have no take-backs (only off)",
+	"yeoulAutoDraws":     "the yeoul rules draw repetitions and 50 moves automatically (only auto)",
+	"yeoulGrace":         "the yeoul rules' reconnection time is fixed at 90 seconds",
 }
 
 var fenEn = map[error]string{

@@ -3,6 +3,7 @@ package chess
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -23,6 +24,10 @@ type PGNGame struct {
 	Moves []Move
 	// Result is "1-0", "0-1", "1/2-1/2" or "*" (empty counts as "*").
 	Result string
+	// Comments, when set, holds a comment for each move (by index; an
+	// empty one or a missing index writes none), written as {comment}
+	// after the move. A comment must not contain '}'.
+	Comments []string
 }
 
 // sevenTagRoster lists the mandatory tags in their mandatory order.
@@ -31,7 +36,9 @@ var sevenTagRoster = [...]PGNTag{
 	{"White", "?"}, {"Black", "?"}, {"Result", "*"},
 }
 
-const pgnLineWidth = 80
+// pgnLineWidth is the longest movetext line: the export format's lines
+// have "less than 80 printing characters" (PGN standard 8.2.1).
+const pgnLineWidth = 79
 
 // ErrPGNIllegalMove: a PGNGame's move list contains a move that is not legal
 // where it is played.
@@ -54,11 +61,14 @@ func (g *PGNGame) String() string {
 	return s
 }
 
-// Text returns the PGN text: the Seven Tag Roster, the other tags, then
-// Variant "Chess960", SetUp "1" and FEN when the game does not start from
-// the standard position, then SAN movetext wrapped at 80 columns ending with
-// the result. It fails with ErrPGNIllegalMove (after writing the legal
-// prefix) if a move is not legal.
+// Text returns the PGN text in the export format of the PGN standard
+// (8.1.1, 8.2.1): the Seven Tag Roster in its order, then the other tags in
+// ASCII order of their names — the given ones, and Variant "Chess960",
+// SetUp "1" and FEN when the game does not start from the standard
+// position — then SAN movetext (with the moves' comments) in lines of less
+// than 80 characters, ending with the result. It fails with
+// ErrPGNIllegalMove (after writing the legal prefix) if a move is not
+// legal.
 func (g *PGNGame) Text() (string, error) {
 	result := g.Result
 	if result == "" {
@@ -74,23 +84,27 @@ func (g *PGNGame) Text() (string, error) {
 		}
 		writePGNTag(&b, t.Name, v)
 	}
+	var extra []PGNTag
 	for _, t := range g.Tags {
 		if isRosterTag(t.Name) || t.Name == "Variant" || t.Name == "SetUp" || t.Name == "FEN" {
 			continue
 		}
-		writePGNTag(&b, t.Name, t.Value)
+		extra = append(extra, t)
 	}
 	pos := StartingPosition()
 	if g.Start != nil {
 		pos = new(Position)
 		*pos = *g.Start
 		if pos.chess960 {
-			writePGNTag(&b, "Variant", "Chess960")
+			extra = append(extra, PGNTag{"Variant", "Chess960"})
 		}
 		if fen := pos.FEN(); pos.chess960 || fen != StartFEN {
-			writePGNTag(&b, "SetUp", "1")
-			writePGNTag(&b, "FEN", fen)
+			extra = append(extra, PGNTag{"SetUp", "1"}, PGNTag{"FEN", fen})
 		}
+	}
+	slices.SortStableFunc(extra, func(a, b PGNTag) int { return strings.Compare(a.Name, b.Name) })
+	for _, t := range extra {
+		writePGNTag(&b, t.Name, t.Value)
 	}
 	b.WriteByte('\n')
 
@@ -117,10 +131,14 @@ func (g *PGNGame) Text() (string, error) {
 		}
 		if pos.side == White {
 			emit(strconv.Itoa(int(pos.fullmove)) + ".")
-		} else if i == 0 {
+		} else if i == 0 || i-1 < len(g.Comments) && g.Comments[i-1] != "" {
+			// Black's move after a comment repeats its number (8.2.2.2).
 			emit(strconv.Itoa(int(pos.fullmove)) + "...")
 		}
 		emit(pos.san(m, &legal))
+		if i < len(g.Comments) && g.Comments[i] != "" {
+			emit("{" + g.Comments[i] + "}")
+		}
 		pos.Play(m)
 	}
 	emit(result)

@@ -20,6 +20,8 @@ const (
 	ActionRespondDraw
 	ActionCancelOffer
 	ActionResign
+	// ActionReady: a seat is ready to start (the yeoul rules' ready step).
+	ActionReady
 )
 
 var actionNames = [...]string{
@@ -32,6 +34,7 @@ var actionNames = [...]string{
 	ActionRespondDraw: "respondDraw",
 	ActionCancelOffer: "cancelOffer",
 	ActionResign:      "resign",
+	ActionReady:       "ready",
 }
 
 // String returns the API spelling ("move", "requestUndo", ...).

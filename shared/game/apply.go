@@ -3,6 +3,7 @@ package game
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,11 +20,32 @@ func (s *State) act(by chess.Color, a Action, now time.Time) (*State, []Event, e
 	if by != chess.White && by != chess.Black {
 		return nil, nil, fmt.Errorf("game: apply: invalid colour %d", uint8(by))
 	}
+	if a.Type == ActionReady {
+		if s.Phase != PhaseFinished && s.timeoutDue(max(now.UnixMilli(), s.Clock.TurnStartedAt)) {
+			return nil, nil, ruleError(CodeTimeExpired)
+		}
+		return s.ready(by, now)
+	}
 	if s.Phase == PhaseWaiting && a.Type == ActionResign && s.Seats[by].taken() {
 		// The host leaves before anyone joined: the game is called off.
 		next := s.clone()
 		t := max(now.UnixMilli(), s.CreatedAt)
 		var events []Event
+		next.finish(nil, ReasonAborted, t, &events)
+		return next, events, nil
+	}
+	if s.Phase == PhaseReady {
+		// Before "대국 시작" a seat may only get ready or leave; leaving
+		// calls the game off (nobody has moved).
+		t := max(now.UnixMilli(), s.Clock.TurnStartedAt)
+		switch {
+		case s.timeoutDue(t):
+			return nil, nil, ruleError(CodeTimeExpired)
+		case a.Type != ActionResign:
+			return nil, nil, ruleError(CodeNotStarted)
+		}
+		next := s.clone()
+		events := []Event{{Type: EventResigned, Color: by.String(), At: t}}
 		next.finish(nil, ReasonAborted, t, &events)
 		return next, events, nil
 	}
@@ -55,8 +77,8 @@ func (s *State) act(by chess.Color, a Action, now time.Time) (*State, []Event, e
 	return nil, nil, fmt.Errorf("game: apply: unknown action type %d", uint8(a.Type))
 }
 
-// resolveMove turns move input into a legal move of pos, applying autoQueen
-// to a promotion given without a piece.
+// resolveMove turns move input into a legal move of pos; with autoQueen a
+// promotion given without a piece is a queen (Options.promotesToQueen).
 func resolveMove(pos *chess.Position, in MoveInput, autoQueen bool) (chess.Move, error) {
 	var m chess.Move
 	var err error
@@ -104,7 +126,7 @@ func applyMove(s *State, by chess.Color, a Action, t int64) (*State, []Event, er
 			err = MoveRefusal(err, "payload.side")
 		}
 	} else {
-		m, err = resolveMove(&s.pos, a.Move, s.Options.AutoQueen)
+		m, err = resolveMove(&s.pos, a.Move, s.Options.promotesToQueen())
 	}
 	if err != nil {
 		return nil, nil, err
@@ -143,7 +165,7 @@ func (s *State) playMove(m chess.Move, t int64, events *[]Event) {
 	switch tc := s.Options.TimeControl; {
 	case tc.Kind == TimeFischer && c.Started[mover]:
 		c.RemainingMs[mover] += int64(tc.IncSec) * 1000
-	case tc.Kind == TimePerMove:
+	case tc.refills():
 		c.RemainingMs[mover] = tc.fullMs()
 	}
 	c.Started[mover] = true
@@ -219,7 +241,7 @@ func (s *State) endChecks(mover chess.Color, t int64, events *[]Event) bool {
 	case noMoves:
 		*events = append(*events, Event{Type: EventStalemate, Color: mover.String(), At: t, Ply: ply})
 		s.finish(nil, ReasonStalemate, t, events)
-	case child.InsufficientMaterial():
+	case s.insufficientMaterial():
 		s.finish(nil, ReasonInsufficientMaterial, t, events)
 	case halfmove >= 150:
 		s.finish(nil, ReasonSeventyFiveMove, t, events)
@@ -233,6 +255,36 @@ func (s *State) endChecks(mover chess.Color, t int64, events *[]Event) bool {
 		return false
 	}
 	return true
+}
+
+// insufficientMaterial reports the automatic draw by material: the list of
+// seeds/000 §6.2 (chess.Position.InsufficientMaterial), or under the yeoul
+// rules only its three cases (yeoulInsufficient).
+func (s *State) insufficientMaterial() bool {
+	if s.Options.Rules == RulesYeoul {
+		return yeoulInsufficient(&s.pos)
+	}
+	return s.pos.InsufficientMaterial()
+}
+
+// yeoulInsufficient is seeds/003's list: "킹만 남았거나, 한쪽에 킹과 나이트
+// 하나 또는 킹과 비숍 하나만 남은 경우" (K v K, K+N v K, K+B v K) and no
+// other ("양쪽에 비숍이 하나씩 남은 판 등은 계속 둡니다": bishops on both
+// sides play on, whatever their squares).
+func yeoulInsufficient(p *chess.Position) bool {
+	minors := 0
+	for _, c := range []chess.Color{chess.White, chess.Black} {
+		for pt := chess.Pawn; pt <= chess.Queen; pt++ {
+			n := p.Pieces(c, pt).Count()
+			switch {
+			case pt == chess.Knight || pt == chess.Bishop:
+				minors += n
+			case n > 0:
+				return false
+			}
+		}
+	}
+	return minors <= 1
 }
 
 // updateClaimable sets what the side to move may claim in drawMode fide.
@@ -345,10 +397,18 @@ func (s *State) takeBack(t int64) (Event, error) {
 	for _, m := range s.Moves {
 		s.Clock.Started[m.Color] = true
 	}
-	if tc := s.Options.TimeControl; tc.Kind == TimePerMove {
+	if tc := s.Options.TimeControl; tc.refills() {
 		s.Clock.RemainingMs = PerColor[int64]{tc.fullMs(), tc.fullMs()}
 	}
 	s.Clock.TurnStartedAt = t
+	if s.Options.TimeControl.Kind == TimeFischer {
+		// The clock after each move is no longer the moves' times alone:
+		// record where this take-back left it (resets of the moves taken
+		// back go with them).
+		n := len(s.Moves)
+		s.Clock.Resets = slices.DeleteFunc(s.Clock.Resets, func(r ClockReset) bool { return r.Ply >= n })
+		s.Clock.Resets = append(s.Clock.Resets, ClockReset{Ply: n, At: t, RemainingMs: s.Clock.RemainingMs})
+	}
 	s.Undo.UsedBy[p.By]++
 	s.Undo.Pending = nil
 	return Event{Type: EventUndoAccepted, Color: p.By.Other().String(), At: t, Plies: p.Plies, Ply: len(s.Moves)}, nil

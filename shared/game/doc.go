@@ -1,7 +1,8 @@
-// Package game is the chess game of seeds/000 (with the rooms and the
-// per-move timer of seeds/003) as a pure, deterministic state machine:
-// options, seats, clocks, moves, draws, take-backs, offers, timeouts,
-// results, ratings and views.
+// Package game is the chess game of seeds/000 (with the per-move timer of
+// seeds/003, and the rooms' game of seeds/003 as the yeoul rules) as a
+// pure, deterministic state machine: options, seats, the ready step,
+// clocks (correspondence included), moves, draws, take-backs, offers,
+// timeouts, results, ratings, views and PGN.
 //
 // Every change goes through Reduce, which takes a *State, a Step and a time
 // and returns a new *State and the events it produced, never modifying its
@@ -10,16 +11,20 @@
 // a game replays exactly from its seed and its steps.
 //
 //	BuildOptions, DefaultOptions    the options of seeds/000 §2 (ParseTimeControl,
-//	                                Fischer; Rooms and their rating gates)
+//	DefaultOptionsFor               Fischer; Rooms and their rating gates; the
+//	                                rules, RulesYeoul in rated rooms)
 //	New                             create a game (a human to come, or an AI seat)
 //	Reduce(s, step, now)            one change, a Step: Act (a seat's action: move,
 //	                                castle, claimDraw, requestUndo, respondUndo,
-//	                                offerDraw, respondDraw, cancelOffer, resign),
+//	                                offerDraw, respondDraw, cancelOffer, resign,
+//	                                ready),
 //	                                Join, Presence, Timeout (the clock), LinkRematch,
 //	                                AIForfeit, and Rated (any of them, rating the
 //	                                game if it ends it: Rate, EndsRatedGame)
 //	Deadline                        when the clock next needs a Timeout
-//	ViewOf, PGN, LegalMoves         what a seat or a spectator sees
+//	TimeRunningOut                  when the turn's timeRunningOut reminders are due
+//	ViewOf, PGN, LegalMoves         what a seat or a spectator sees (State.ClocksAfterMoves:
+//	                                a Fischer game's clock after each move)
 //	Restore                         complete a state read back from storage: replay
 //	                                its moves and derive the rest
 //	State.AppliedRequest,           a request id's stored outcome; the change log

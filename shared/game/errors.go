@@ -137,6 +137,11 @@ const (
 	CodeInviteRequired
 	// CodeRatingOutOfRange: the player's rating is outside the room's gate.
 	CodeRatingOutOfRange
+	// CodeNotStarted: an action of play before a game of the yeoul rules
+	// has started (its ready step, or the seconds before StartsAt).
+	CodeNotStarted
+	// CodeNoReadyStep: ready in a game of the standard rules.
+	CodeNoReadyStep
 )
 
 // codeNames holds each code's API spelling. Human texts for them live at
@@ -165,6 +170,8 @@ var codeNames = [...]string{
 	CodeGameNotWaiting:    "game_not_waiting",
 	CodeInviteRequired:    "invite_required",
 	CodeRatingOutOfRange:  "rating_out_of_range",
+	CodeNotStarted:        "not_started",
+	CodeNoReadyStep:       "no_ready_step",
 }
 
 // Codes lists every code, for catalogues and their tests.

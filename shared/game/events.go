@@ -38,6 +38,9 @@ const (
 	EventPlayerReconnected
 	EventGameEnded
 	EventRematchLinked
+	// EventPlayerReady: a seat sent ready (the yeoul rules); the second
+	// one carries StartsAt.
+	EventPlayerReady
 )
 
 var eventNames = [...]string{
@@ -68,6 +71,7 @@ var eventNames = [...]string{
 	EventPlayerReconnected:  "playerReconnected",
 	EventGameEnded:          "gameEnded",
 	EventRematchLinked:      "rematchLinked",
+	EventPlayerReady:        "playerReady",
 }
 
 // String returns the API spelling ("moved", "gameEnded", ...).
@@ -118,7 +122,7 @@ type Event struct {
 	Plies int `json:"plies,omitempty"`
 	// Reason: the result reason (gameEnded), the claim (drawClaimable,
 	// drawClaimed) or the cause of a timeout ("firstMove", "clock", "idle",
-	// "disconnect").
+	// "disconnect", "ready", "aiUnavailable").
 	Reason string `json:"reason,omitempty"`
 	Winner string `json:"winner,omitempty"`
 	// Auto marks a request declined because the asked side moved, or
@@ -128,4 +132,7 @@ type Event struct {
 	GameID string `json:"gameId,omitempty"`
 	// RatingChange is a rated game's change of both ratings (gameEnded).
 	RatingChange *RatingChange `json:"ratingChange,omitempty"`
+	// StartsAt is when the game starts, on the playerReady that made both
+	// seats ready (Unix ms).
+	StartsAt int64 `json:"startsAt,omitempty"`
 }

@@ -22,17 +22,36 @@ func FuzzApply(f *testing.F) {
 	f.Fuzz(runScript)
 }
 
+// FuzzApplyRooms is FuzzApply for the games of SPEC §16.3 and §16.5: the
+// yeoul rules (with their ready step) and correspondence, with ready among
+// the operations.
+func FuzzApplyRooms(f *testing.F) {
+	f.Add([]byte{0x00, 11, 7, 0, 11, 6, 0, 12, 0, 5, 0, 0, 1, 1, 1, 1})
+	f.Add([]byte{0x03, 11, 6, 1, 11, 7, 1, 12, 0, 4, 0, 3, 1, 14, 0, 130, 12, 0, 255})
+	f.Add([]byte{0x45, 11, 6, 0, 12, 0, 5, 0, 0, 1, 1, 0, 1, 12, 1, 255, 12, 0, 255})
+	f.Add([]byte{0x82, 11, 6, 0, 0, 0, 1, 9, 0, 0, 7, 1, 0, 12, 0, 200})
+	f.Fuzz(func(t *testing.T, script []byte) { runScriptOn(t, script, fuzzRoomGame, fuzzRoomStep, func(*State) {}) })
+}
+
 func runScript(t *testing.T, script []byte) { runScriptWith(t, script, func(*State) {}) }
 
-// runScriptWith runs a script: the first byte makes the game, then each
-// three bytes are an operation, its argument and a wait. final receives the
-// last state.
+// runScriptWith runs a script of FuzzApply's games (fuzzGame, fuzzStep).
 func runScriptWith(t *testing.T, script []byte, final func(*State)) {
+	runScriptOn(t, script, fuzzGame, fuzzStep, final)
+}
+
+// stepFunc performs one scripted operation.
+type stepFunc func(t *testing.T, s *State, op byte, by chess.Color, arg byte, now time.Time) (*State, bool, error)
+
+// runScriptOn runs a script: the first byte makes the game (newGame), then
+// each three bytes are an operation (step), its argument and a wait. final
+// receives the last state.
+func runScriptOn(t *testing.T, script []byte, newGame func(*testing.T, byte) *State, step stepFunc, final func(*State)) {
 	{
 		if len(script) == 0 {
 			return
 		}
-		s := fuzzGame(t, script[0])
+		s := newGame(t, script[0])
 		defer func() { final(s) }()
 		now := t0.UnixMilli()
 		for i := 1; i+2 < len(script) && i < 1800; i += 3 {
@@ -40,7 +59,7 @@ func runScriptWith(t *testing.T, script []byte, final func(*State)) {
 			now += int64(wait) * 700
 			by := chess.Color(arg & 1)
 			before := s.clone()
-			next, changed, err := fuzzStep(t, s, op, by, arg, time.UnixMilli(now))
+			next, changed, err := step(t, s, op, by, arg, time.UnixMilli(now))
 			assertSameState(t, s, before, "input state after a step")
 			if err != nil {
 				var ie *InputError
@@ -126,8 +145,8 @@ func fuzzStep(t *testing.T, s *State, op byte, by chess.Color, arg byte, now tim
 		a = Action{Type: []ActionType{ActionCancelOffer, ActionClaimDraw, ActionResign, ActionResign}[arg>>1&3]}
 	case 12, 13:
 		next, _, ok := ApplyTimeout(s, now)
-		if ok && next.Phase != PhaseFinished && next.Options.TimeControl.Kind != TimePerMove {
-			t.Fatalf("a timeout left the game %s without a per-move clock", next.Phase)
+		if ok && next.Phase != PhaseFinished && next.Options.TimeControl.Kind != TimePerMove && s.Phase != PhaseReady {
+			t.Fatalf("a timeout left the game %s without a per-move clock or a start", next.Phase)
 		}
 		return next, ok, nil
 	default:
@@ -139,6 +158,54 @@ func fuzzStep(t *testing.T, s *State, op byte, by chess.Color, arg byte, now tim
 	}
 	next, _, err := Apply(s, by, a, now)
 	return next, err == nil, err
+}
+
+// fuzzRoomGame makes the game a FuzzApplyRooms script starts from: the
+// yeoul rules (a rated room's, or asked for in the free room, possibly
+// against the AI) or a correspondence game, by the first byte.
+func fuzzRoomGame(t *testing.T, b byte) *State {
+	o := DefaultOptionsFor(RoomFree)
+	host, guest := Player{ID: "h", TokenHash: "x"}, Player{ID: "j", TokenHash: "y"}
+	switch b & 3 {
+	case 0, 1:
+		o.yeoul()
+		o.TimeControl = TimeControl{Kind: TimePerMove, PerMoveSec: []int{30, 60, 120}[int(b>>2&3)%3]}
+		if b&1 != 0 {
+			o = DefaultOptionsFor(RoomIntermediate)
+			host.Bound, guest.Bound = true, true
+		}
+	case 2, 3:
+		o.TimeControl = TimeControl{Kind: TimeDays, Days: CorrespondenceDays[int(b>>2&7)%len(CorrespondenceDays)]}
+		o.Undo = []UndoAllowance{UndoOff, 1, 3, UndoUnlimited}[b>>5&3]
+	}
+	if b&0x10 != 0 {
+		o.Variant = VariantChess960
+	}
+	o.ColorAssignment = ColorsHostWhite
+	ng := NewGame{GameID: "fr", Options: o, Host: host, Seed: uint64(b)}
+	if b&0x40 != 0 && !o.Room.Rated() {
+		ng.AI = "easy"
+	}
+	s, _, err := New(ng, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b&0x80 == 0 && ng.AI == "" {
+		if s, _, err = joinGame(s, guest, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+// fuzzRoomStep is fuzzStep with ready: operation 11 with argument bits
+// 1-2 set is a ready.
+func fuzzRoomStep(t *testing.T, s *State, op byte, by chess.Color, arg byte, now time.Time) (*State, bool, error) {
+	if op%16 != 11 || arg>>1&3 != 3 {
+		return fuzzStep(t, s, op, by, arg, now)
+	}
+	next, _, err := Apply(s, by, Action{Type: ActionReady}, now)
+	return next, err == nil && next != s, err
 }
 
 // checkInvariants compares a state with the one before a successful change.
@@ -180,10 +247,30 @@ func checkInvariants(t *testing.T, prev, s *State) {
 			t.Fatalf("move times go back at ply %d", i+1)
 		}
 	}
-	if s.Phase == PhasePlaying && pos.Status() != chess.StatusPlaying {
+	if s.Phase == PhasePlaying && (pos.CountMoves() == 0 || s.insufficientMaterial()) {
 		t.Fatalf("still playing in a %s position", pos.Status())
 	}
-	roundTrip(t, s) // what a stored form keeps restores to s
+	if s.Phase == PhaseReady && (s.Ply() > 0 || s.Options.Rules != RulesYeoul) {
+		t.Fatalf("ready step with %d moves under the %s rules", s.Ply(), s.Options.Rules)
+	}
+	if s.Options.Rules == RulesYeoul && s.Phase == PhasePlaying && (!s.Ready[chess.White] || !s.Ready[chess.Black] || s.Clock.StartsAt == 0) {
+		t.Fatalf("yeoul game playing without both ready: %+v, starts %d", s.Ready, s.Clock.StartsAt)
+	}
+	if clocks := s.ClocksAfterMoves(); s.Options.TimeControl.Kind == TimeFischer && s.Ply() > 0 {
+		// The clock after the last move is the mover's main time now,
+		// unless the mover's turn has come round again (a take-back).
+		last := s.Moves[s.Ply()-1]
+		resets := s.Clock.Resets
+		movedSince := len(resets) == 0 || resets[len(resets)-1].Ply < s.Ply()
+		if len(clocks) != s.Ply() || movedSince && clocks[s.Ply()-1] != s.Clock.RemainingMs[last.Color] {
+			t.Fatalf("clocks after moves %v; the last mover has %d", clocks, s.Clock.RemainingMs[last.Color])
+		}
+	}
+	if _, err := PGN(s); err != nil {
+		t.Fatalf("PGN = %v", err)
+	}
+	TimeRunningOut(s) // no panic
+	roundTrip(t, s)   // what a stored form keeps restores to s
 	for _, you := range []*chess.Color{nil, ptr(chess.White), ptr(chess.Black)} {
 		v, err := ViewOf(s, you, time.UnixMilli(s.Clock.TurnStartedAt))
 		if err != nil {
@@ -195,13 +282,15 @@ func checkInvariants(t *testing.T, prev, s *State) {
 	}
 }
 
-// phaseRank orders phases: waiting, playing, finished.
+// phaseRank orders phases: waiting, ready, playing, finished.
 func phaseRank(p Phase) int {
 	switch p {
 	case PhaseWaiting:
 		return 0
-	case PhasePlaying:
+	case PhaseReady:
 		return 1
+	case PhasePlaying:
+		return 2
 	}
-	return 2
+	return 3
 }

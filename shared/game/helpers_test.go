@@ -28,16 +28,30 @@ const (
 // request decoding is the edge's; tests read the object plainly).
 func opts(t testing.TB, js string) Options {
 	t.Helper()
+	in, err := optsInput(js)
+	if err != nil {
+		t.Fatalf("opts(%s): %v", js, err)
+	}
+	o, err := BuildOptions(in)
+	if err != nil {
+		t.Fatalf("BuildOptions(%s) = %v", js, err)
+	}
+	return o
+}
+
+// optsInput reads an options object plainly into an OptionsInput.
+func optsInput(js string) (OptionsInput, error) {
 	var raw struct {
+		Rules, Room                                            *string
 		Variant, TimeControl, DrawMode, ColorAssignment, Hints *string
 		AutoQueen, DrawOffer                                   *bool
 		Undo                                                   json.RawMessage
 		FirstMoveSec, IdleLimitSec, DisconnectGraceSec         *int64
 	}
 	if err := json.Unmarshal([]byte(js), &raw); err != nil {
-		t.Fatalf("opts(%s): %v", js, err)
+		return OptionsInput{}, err
 	}
-	in := OptionsInput{Variant: raw.Variant, TimeControl: raw.TimeControl, DrawMode: raw.DrawMode,
+	in := OptionsInput{Rules: raw.Rules, Room: raw.Room, Variant: raw.Variant, TimeControl: raw.TimeControl, DrawMode: raw.DrawMode,
 		ColorAssignment: raw.ColorAssignment, Hints: raw.Hints, AutoQueen: raw.AutoQueen, DrawOffer: raw.DrawOffer,
 		FirstMoveSec: raw.FirstMoveSec, IdleLimitSec: raw.IdleLimitSec, DisconnectGraceSec: raw.DisconnectGraceSec}
 	if len(raw.Undo) > 0 {
@@ -45,15 +59,11 @@ func opts(t testing.TB, js string) Options {
 		if json.Unmarshal(raw.Undo, &u.Number) == nil {
 			u.IsNumber = true
 		} else if err := json.Unmarshal(raw.Undo, &u.Text); err != nil {
-			t.Fatalf("opts(%s): undo: %v", js, err)
+			return OptionsInput{}, err
 		}
 		in.Undo = &u
 	}
-	o, err := BuildOptions(in)
-	if err != nil {
-		t.Fatalf("BuildOptions(%s) = %v", js, err)
-	}
-	return o
+	return in, nil
 }
 
 // newGame creates a human-vs-human game with the host ("alice") as White
@@ -169,10 +179,14 @@ func assertSameState(t testing.TB, got, want *State, context string) {
 
 // gameFromFEN returns a playing game (alice White, bob Black) that starts
 // from fen, which must have White to move, with both first moves counted
-// as made so the main clocks run.
+// as made so the main clocks run. A game of the yeoul rules goes through
+// its ready step first and is played from 4 s on.
 func gameFromFEN(t testing.TB, fen string, o Options) *State {
 	t.Helper()
 	s := newGame(t, o)
+	if s.Phase == PhaseReady {
+		s = readyBoth(t, s, 0) // playing from 4 s on
+	}
 	pos, err := chess.ParseFENVariant(fen, o.Variant.chess())
 	if err != nil {
 		t.Fatalf("ParseFENVariant(%q) = %v", fen, err)
@@ -199,6 +213,9 @@ func Apply(s *State, by chess.Color, a Action, now time.Time) (*State, []Event, 
 	next, events, err := s.act(by, a, now)
 	if err != nil {
 		return nil, nil, err
+	}
+	if next == s {
+		return s, nil, nil // nothing changed (a ready again)
 	}
 	var req *Act
 	if a.RequestID != "" {
@@ -305,4 +322,58 @@ func repetitionTable(s *State) map[string]int {
 		table[pos.RepetitionKey()]++
 	}
 	return table
+}
+
+// readyBoth sends ready from both seats of a game in its ready step, white
+// at ms and black a second later, and returns the game as it starts
+// (StartDelayMs after the second ready; a Timeout step commits the start).
+func readyBoth(t testing.TB, s *State, ms int64) *State {
+	t.Helper()
+	for i, c := range []chess.Color{chess.White, chess.Black} {
+		if s.Ready[c] {
+			continue
+		}
+		s, _ = mustApply(t, s, c, Action{Type: ActionReady}, at(ms+int64(i)*1000))
+	}
+	if s.Clock.StartsAt == 0 {
+		t.Fatalf("both ready but no start time: %+v", s.Ready)
+	}
+	next, _, err := Reduce(s, Timeout{}, time.UnixMilli(s.Clock.StartsAt))
+	if err != nil || next.Phase != PhasePlaying {
+		t.Fatalf("start at %d: phase %s, %v", s.Clock.StartsAt, next.Phase, err)
+	}
+	return next
+}
+
+// ratedPlayers are two registered players for rated-room games.
+var ratedPlayers = PerColor[Player]{
+	{ID: "pl_w", Name: "W", TokenHash: "tw", Bound: true, Rating: 1000},
+	{ID: "pl_b", Name: "B", TokenHash: "tb", Bound: true, Rating: 1200},
+}
+
+// newRatedGame creates a game of room (rated) with the options of js over
+// the room's defaults, hosted by ratedPlayers' White and joined by Black at
+// t0: the game is in its ready step.
+func newRatedGame(t testing.TB, room Room, js string) *State {
+	t.Helper()
+	in, err := optsInput(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := string(room)
+	in.Room = &r
+	o, err := BuildOptions(in)
+	if err != nil {
+		t.Fatalf("BuildOptions(%s in %s) = %v", js, room, err)
+	}
+	o.ColorAssignment = ColorsHostWhite
+	s, _, err := New(NewGame{GameID: "g", Options: o, Host: ratedPlayers[chess.White]}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _, err = joinGame(s, ratedPlayers[chess.Black], t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -79,7 +79,11 @@ func New(ng NewGame, now time.Time) (*State, []Event, error) {
 	}
 	if room := ng.Options.Room; room.Rated() {
 		// Rated rooms are for two registered humans inside the gate (the
-		// service answers an anonymous host before this).
+		// service answers an anonymous host before this), and play the
+		// game of seeds/003 (SPEC §16.5).
+		if ng.Options.Rules != RulesYeoul {
+			return nil, nil, FieldNotAllowed("options.rules", "ratedRoomRules")
+		}
 		if ng.AI != "" {
 			return nil, nil, FieldNotAllowed("opponent", "ratedRoom")
 		}
@@ -145,7 +149,7 @@ func New(ng NewGame, now time.Time) (*State, []Event, error) {
 		// An AI seat has no stored name: its display name is a human
 		// text, given by the edge in each reader's language.
 		s.Seats[host.Other()] = Seat{PlayerID: "ai-" + ng.AI, AI: ng.AI, Connected: true}
-		events = append(events, s.start(t))
+		events = append(events, s.seated(t)...)
 	}
 	js, err := json.Marshal(events)
 	if err != nil {
@@ -167,12 +171,56 @@ func chooseHostColor(ca ColorAssignment, prev *PreviousGame, rng *RNG) chess.Col
 	return chess.Color(rng.next() >> 63)
 }
 
-// start moves a game with both seats taken to PhasePlaying: White's first
-// move limit starts now.
+// seated moves a game whose seats have just been taken on at t: under the
+// standard rules it starts (PhasePlaying: White's first-move limit starts
+// now); under the yeoul rules it enters the ready step (PhaseReady), an
+// AI seat ready at once.
+func (s *State) seated(t int64) []Event {
+	if s.Options.Rules != RulesYeoul {
+		return []Event{s.start(t)}
+	}
+	s.Phase = PhaseReady
+	s.Clock.TurnStartedAt = t
+	var events []Event
+	for c, seat := range s.Seats {
+		if seat.AI != "" {
+			s.Ready[c] = true
+			events = append(events, Event{Type: EventPlayerReady, Color: chess.Color(c).String(), At: t})
+		}
+	}
+	return events
+}
+
+// start moves the game to PhasePlaying at t: White's first move limit
+// starts then.
 func (s *State) start(t int64) Event {
 	s.Phase = PhasePlaying
 	s.Clock.TurnStartedAt = t
 	return Event{Type: EventGameStarted, At: t}
+}
+
+// ready records that the seat by is ready, at t. The second ready sets
+// StartsAt, StartDelayMs later ("두 사람이 레디하면 3초 뒤 \"대국 시작\"",
+// seeds/003); a game of the standard rules has no ready step. Ready
+// again, or once the game is under way, changes nothing (a retry).
+func (s *State) ready(by chess.Color, now time.Time) (*State, []Event, error) {
+	switch {
+	case s.Phase == PhaseWaiting || s.Phase == PhaseFinished:
+		return nil, nil, ruleError(CodeGameNotPlaying)
+	case s.Options.Rules != RulesYeoul:
+		return nil, nil, ruleError(CodeNoReadyStep)
+	case s.Phase == PhasePlaying || s.Ready[by]:
+		return s, nil, nil
+	}
+	t := max(now.UnixMilli(), s.Clock.TurnStartedAt)
+	next := s.clone()
+	next.Ready[by] = true
+	ev := Event{Type: EventPlayerReady, Color: by.String(), At: t}
+	if next.Ready[by.Other()] {
+		next.Clock.StartsAt = t + StartDelayMs
+		ev.StartsAt = next.Clock.StartsAt
+	}
+	return next, []Event{ev}, nil
 }
 
 // join seats p in the free seat of a waiting game and starts it: j.Player,
@@ -221,7 +269,7 @@ func (s *State) join(j Join, now time.Time) (*State, []Event, error) {
 	t := max(now.UnixMilli(), s.CreatedAt)
 	next := s.clone()
 	next.Seats[free] = p.seat()
-	events := []Event{{Type: EventPlayerJoined, Color: free.String(), At: t}, next.start(t)}
+	events := append([]Event{{Type: EventPlayerJoined, Color: free.String(), At: t}}, next.seated(t)...)
 	return next, events, nil
 }
 
@@ -241,18 +289,36 @@ func (s *State) linkRematch(nextGameID string) (*State, []Event, error) {
 	return next, []Event{{Type: EventRematchLinked, GameID: nextGameID}}, nil
 }
 
-// validate checks that o holds only allowed values (options built in code
-// rather than by BuildOptions, or read from storage).
+// validate checks that o holds only allowed values, and that the values
+// the yeoul rules fix have them (options built in code rather than by
+// BuildOptions, or read from storage). A game of a rated room under the
+// standard rules passes: games stored before the rooms played seeds/003's
+// game are such (New refuses to make one).
 func (o Options) validate() error {
 	tc := o.TimeControl
 	switch {
+	case o.Rules != RulesStandard && o.Rules != RulesYeoul:
+		return FieldOneOf("options.rules", string(RulesStandard), string(RulesYeoul))
 	case o.Variant != VariantStandard && o.Variant != VariantChess960:
 		return FieldOneOf("options.variant", string(VariantStandard), string(VariantChess960))
-	case tc.Kind == TimeFischer && (tc.BaseSec%60 != 0 || tc.BaseSec < 60 || tc.BaseSec > 90*60 || tc.IncSec < 0 || tc.IncSec > 60 || tc.PerMoveSec != 0),
-		tc.Kind == TimePerMove && (tc.PerMoveSec != 30 && tc.PerMoveSec != 60 && tc.PerMoveSec != 120 || tc.BaseSec != 0 || tc.IncSec != 0),
+	case tc.Kind == TimeFischer && (tc.BaseSec%60 != 0 || tc.BaseSec < 60 || tc.BaseSec > 90*60 || tc.IncSec < 0 || tc.IncSec > 60 || tc.PerMoveSec != 0 || tc.Days != 0),
+		tc.Kind == TimePerMove && (tc.PerMoveSec != 30 && tc.PerMoveSec != 60 && tc.PerMoveSec != 120 || tc.BaseSec != 0 || tc.IncSec != 0 || tc.Days != 0),
+		tc.Kind == TimeDays && (!slices.Contains(CorrespondenceDays, tc.Days) || tc != TimeControl{Kind: TimeDays, Days: tc.Days}),
 		tc.Kind == TimeNone && tc != TimeControl{Kind: TimeNone},
-		tc.Kind > TimeNone:
+		tc.Kind > TimeDays:
 		return FieldFormat("options.timeControl", "timeControl", nil)
+	case tc.Correspondence() && o.Room != RoomFree:
+		return FieldNotAllowed("options.timeControl", "correspondenceRoom")
+	case o.Rules == RulesYeoul && tc.Kind != TimePerMove:
+		return FieldOneOf("options.timeControl", yeoulTimeControls...)
+	case o.Rules == RulesYeoul && o.DrawOffer:
+		return FieldNotAllowed("options.drawOffer", "yeoulNoDrawOffer")
+	case o.Rules == RulesYeoul && o.Undo != UndoOff:
+		return FieldNotAllowed("options.undo", "yeoulNoUndo")
+	case o.Rules == RulesYeoul && o.DrawMode != DrawAuto:
+		return FieldNotAllowed("options.drawMode", "yeoulAutoDraws")
+	case o.Rules == RulesYeoul && o.DisconnectGraceSec != YeoulGraceSec:
+		return FieldNotAllowed("options.disconnectGraceSec", "yeoulGrace")
 	case o.DrawMode != DrawAuto && o.DrawMode != DrawFIDE:
 		return FieldOneOf("options.drawMode", string(DrawAuto), string(DrawFIDE))
 	case o.ColorAssignment != ColorsRandom && o.ColorAssignment != ColorsHostWhite &&
@@ -266,7 +332,7 @@ func (o Options) validate() error {
 		return FieldOneOf("options.idleLimitSec", "300", "600")
 	case o.Hints != HintsOff && o.Hints != HintsMoves:
 		return FieldOneOf("options.hints", string(HintsOff), string(HintsMoves))
-	case o.DisconnectGraceSec != 30 && o.DisconnectGraceSec != 60 && o.DisconnectGraceSec != 120:
+	case o.Rules == RulesStandard && o.DisconnectGraceSec != 30 && o.DisconnectGraceSec != 60 && o.DisconnectGraceSec != 120:
 		return FieldOneOf("options.disconnectGraceSec", "30", "60", "120")
 	case !slices.Contains(Rooms, o.Room):
 		return FieldOneOf("options.room", roomNames()...)

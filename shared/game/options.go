@@ -3,6 +3,7 @@ package game
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -10,9 +11,13 @@ import (
 )
 
 // Options are the room options of seeds/000 §2, plus the per-move timer of
-// seeds/003 (SPEC §4). The zero value is not valid; start from
-// DefaultOptions or BuildOptions.
+// seeds/003 (SPEC §4), correspondence time (SPEC §16.3) and the rules a
+// game follows (SPEC §16.5). The zero value is not valid; start from
+// DefaultOptions, DefaultOptionsFor or BuildOptions.
 type Options struct {
+	// Rules is the game the options describe: the design's (seeds/000) or
+	// the rooms' (seeds/003), which fixes most of the others.
+	Rules              Rules           `json:"rules"`
 	Variant            Variant         `json:"variant"`
 	TimeControl        TimeControl     `json:"timeControl"`
 	DrawMode           DrawMode        `json:"drawMode"`
@@ -31,6 +36,40 @@ type Options struct {
 	// counted from its creation, before it ends as expired (SPEC §12).
 	WaitingExpirySec int `json:"waitingExpirySec"`
 }
+
+// Rules is the game a set of options follows (SPEC §16.5).
+type Rules string
+
+const (
+	// RulesStandard: the game of seeds/000, every option as chosen.
+	RulesStandard Rules = "standard"
+	// RulesYeoul: the game of seeds/003 (the product it calls 여울), which
+	// every rated room plays: a per-move timer of 30, 60 or 120 s with 3
+	// extensions, no draw offers, no take-backs, automatic draws, an
+	// unchosen promotion becomes a queen, a 90 s reconnection that ends as
+	// a resignation, only K v K, K+N v K and K+B v K as insufficient
+	// material, no flag-fall draw, and a ready step before the first move.
+	RulesYeoul Rules = "yeoul"
+)
+
+// The fixed values of the yeoul rules (seeds/003).
+const (
+	// YeoulGraceSec is the reconnection time: "90초 안에 다시 들어오면 그
+	// 자리에서 이어 둡니다. 돌아오지 못하면 기권으로 처리됩니다."
+	YeoulGraceSec = 90
+	// StartDelayMs is how long after the second ready the game starts:
+	// "두 사람이 레디하면 3초 뒤 \"대국 시작\"이 뜨고 백부터 둡니다."
+	StartDelayMs = 3000
+	// ReadyLimitSec bounds the ready step (seeds/003 gives none): a game
+	// whose seats are not both ready this long after it entered the step
+	// is called off, unrated, as a first move not made in time is. It is
+	// the longest first-move limit of seeds/000 §2.
+	ReadyLimitSec = 60
+)
+
+// yeoulTimeControls are the per-move times seeds/003 offers: "한 수 시간은
+// 30초, 60초(기본), 120초 가운데 고릅니다."
+var yeoulTimeControls = []string{"perMove:30", "perMove:60", "perMove:120"}
 
 // Room is one of the rooms of seeds/003.
 type Room string
@@ -168,20 +207,34 @@ const (
 	TimePerMove
 	// TimeNone: no clock; a turn may last at most idleLimitSec.
 	TimeNone
+	// TimeDays: correspondence (SPEC §16.3): every move, the first ones
+	// included, has the same number of days, refilled after each move;
+	// no extensions, no idle limit, no disconnect grace.
+	TimeDays
 )
+
+// CorrespondenceDays are the day counts of a correspondence time control.
+var CorrespondenceDays = []int{1, 2, 3, 5, 7, 14}
+
+// dayMs is one day in milliseconds.
+const dayMs = 24 * 60 * 60 * 1000
 
 // PerMoveExtensions is how many times each seat may run out of its per-move
 // time before losing on time (seeds/003).
 const PerMoveExtensions = 3
 
 // TimeControl is a parsed timeControl option. Its text form is "M+S"
-// (Fischer, minutes + increment seconds), "perMove:N" or "none".
+// (Fischer, minutes + increment seconds), "perMove:N", "days:N" or "none".
 type TimeControl struct {
 	Kind       TimeKind
 	BaseSec    int // Fischer: starting time
 	IncSec     int // Fischer: added after each move
 	PerMoveSec int // per-move: time for every move
+	Days       int // correspondence: days for every move
 }
+
+// Correspondence reports whether the control counts in days.
+func (tc TimeControl) Correspondence() bool { return tc.Kind == TimeDays }
 
 // Fischer returns the Fischer control of minutes + increment seconds.
 func Fischer(minutes, incSec int) TimeControl {
@@ -194,11 +247,13 @@ func (tc TimeControl) String() string {
 		return "none"
 	case TimePerMove:
 		return "perMove:" + strconv.Itoa(tc.PerMoveSec)
+	case TimeDays:
+		return "days:" + strconv.Itoa(tc.Days)
 	}
 	return strconv.Itoa(tc.BaseSec/60) + "+" + strconv.Itoa(tc.IncSec)
 }
 
-// MarshalText writes the text form ("10+5", "perMove:60", "none").
+// MarshalText writes the text form ("10+5", "perMove:60", "days:3", "none").
 func (tc TimeControl) MarshalText() ([]byte, error) { return []byte(tc.String()), nil }
 
 // UnmarshalText reads the text form with the limits of SPEC §4.
@@ -213,7 +268,8 @@ func (tc *TimeControl) UnmarshalText(b []byte) error {
 
 // ParseTimeControl reads "M+S" (1 <= M <= 90 minutes, 0 <= S <= 60 seconds;
 // the presets 3+2, 5+0, 5+3, 10+0, 10+5, 15+10 and 30+0 are such values),
-// "none", or "perMove:30", "perMove:60", "perMove:120".
+// "none", "perMove:30", "perMove:60", "perMove:120", or "days:N" with N one
+// of CorrespondenceDays.
 func ParseTimeControl(s string) (TimeControl, error) {
 	bad := func(detail string) (TimeControl, error) {
 		return TimeControl{}, FieldFormat("options.timeControl", "timeControl", fmt.Errorf("time control %q: %s", s, detail))
@@ -228,6 +284,11 @@ func ParseTimeControl(s string) (TimeControl, error) {
 			return TimeControl{Kind: TimePerMove, PerMoveSec: sec}, nil
 		}
 		return bad("per-move seconds must be 30, 60 or 120")
+	case strings.HasPrefix(s, "days:"):
+		if n, err := strictAtoi(s[len("days:"):]); err == nil && slices.Contains(CorrespondenceDays, n) && s == "days:"+strconv.Itoa(n) {
+			return TimeControl{Kind: TimeDays, Days: n}, nil
+		}
+		return bad("days must be 1, 2, 3, 5, 7 or 14")
 	}
 	m, inc, ok := strings.Cut(s, "+")
 	if !ok {
@@ -261,6 +322,7 @@ func strictAtoi(s string) (int, error) {
 // DefaultOptions returns the defaults of seeds/000 §2.
 func DefaultOptions() Options {
 	return Options{
+		Rules:              RulesStandard,
 		Variant:            VariantStandard,
 		TimeControl:        Fischer(10, 5),
 		DrawMode:           DrawAuto,
@@ -277,9 +339,34 @@ func DefaultOptions() Options {
 	}
 }
 
+// DefaultOptionsFor returns the defaults of a game in room: the rooms'
+// game (seeds/003) in a rated room, seeds/000's elsewhere.
+func DefaultOptionsFor(room Room) Options {
+	o := DefaultOptions()
+	o.Room = room
+	if room.Rated() {
+		o.yeoul()
+	}
+	return o
+}
+
+// yeoul sets the options seeds/003 fixes, each to its one value (the
+// per-move time to its default, 60 s).
+func (o *Options) yeoul() {
+	o.Rules = RulesYeoul
+	o.TimeControl = TimeControl{Kind: TimePerMove, PerMoveSec: 60}
+	o.DrawOffer = false
+	o.Undo = UndoOff
+	o.DrawMode = DrawAuto
+	o.DisconnectGraceSec = YeoulGraceSec
+}
+
 // OptionsInput holds the options a create request gave, already decoded
-// from JSON by the edge; a nil field takes its default (seeds/000 §2).
+// from JSON by the edge; a nil field takes its default (seeds/000 §2, or
+// seeds/003's for the yeoul rules: a rated room's, or asked for with
+// Rules).
 type OptionsInput struct {
+	Rules                                                        *string
 	Variant, TimeControl, DrawMode, ColorAssignment, Hints, Room *string
 	AutoQueen, DrawOffer                                         *bool
 	// Undo is "off", 1, 3 or "unlimited" (a JSON string or integer; the
@@ -297,7 +384,13 @@ type UndoInput struct {
 
 // BuildOptions returns the options with in's values over the defaults. A
 // value outside its allowed set is an *InputError naming the field
-// ("options.drawMode").
+// ("options.drawMode"); so is, under the yeoul rules (a rated room's, or
+// Rules "yeoul"), a value those rules do not allow (SPEC §16.5): a time
+// control other than perMove:30|60|120, drawOffer true, undo other than
+// "off", drawMode "fide", a disconnectGraceSec other than its 90. The yeoul
+// rules fix those options (a value equal to the fixed one is accepted, so
+// the options a view shows read back as they are); the others keep their
+// meaning.
 func BuildOptions(in OptionsInput) (Options, error) {
 	o := DefaultOptions()
 	var err error
@@ -344,7 +437,9 @@ func BuildOptions(in OptionsInput) (Options, error) {
 	}
 	if in.DisconnectGraceSec != nil {
 		set(func() error {
-			return setIntChoice("options.disconnectGraceSec", *in.DisconnectGraceSec, &o.DisconnectGraceSec, 30, 60, 120)
+			// 90 s is the yeoul rules' own (applyRules refuses it under
+			// the standard rules).
+			return setIntChoice("options.disconnectGraceSec", *in.DisconnectGraceSec, &o.DisconnectGraceSec, 30, 60, 120, YeoulGraceSec)
 		})
 	}
 	if in.Room != nil {
@@ -362,11 +457,63 @@ func BuildOptions(in OptionsInput) (Options, error) {
 			return nil
 		})
 	}
+	if err == nil {
+		err = o.applyRules(in)
+	}
 	if err != nil {
 		return Options{}, err
 	}
 	return o, nil
 }
+
+// applyRules settles the rules of options built from in: the ones asked
+// for, else the room's (yeoul in a rated room, standard elsewhere), and
+// under yeoul the fixed values, refusing a given value they contradict.
+// Correspondence games are for the free room only (SPEC §16.3).
+func (o *Options) applyRules(in OptionsInput) error {
+	rules := RulesStandard
+	if o.Room.Rated() {
+		rules = RulesYeoul
+	}
+	if in.Rules != nil {
+		if err := setChoice("options.rules", *in.Rules, &rules, RulesStandard, RulesYeoul); err != nil {
+			return err
+		}
+		if o.Room.Rated() && rules != RulesYeoul {
+			return FieldNotAllowed("options.rules", "ratedRoomRules")
+		}
+	}
+	if rules == RulesStandard {
+		if o.DisconnectGraceSec == YeoulGraceSec {
+			return FieldOneOf("options.disconnectGraceSec", "30", "60", "120")
+		}
+		o.Rules = RulesStandard
+		return nil
+	}
+	chosen := o.TimeControl
+	switch {
+	case in.TimeControl != nil && chosen.Kind != TimePerMove:
+		return FieldOneOf("options.timeControl", yeoulTimeControls...)
+	case in.DrawOffer != nil && *in.DrawOffer:
+		return FieldNotAllowed("options.drawOffer", "yeoulNoDrawOffer")
+	case in.Undo != nil && o.Undo != UndoOff:
+		return FieldNotAllowed("options.undo", "yeoulNoUndo")
+	case in.DrawMode != nil && o.DrawMode != DrawAuto:
+		return FieldNotAllowed("options.drawMode", "yeoulAutoDraws")
+	case in.DisconnectGraceSec != nil && o.DisconnectGraceSec != YeoulGraceSec:
+		return FieldNotAllowed("options.disconnectGraceSec", "yeoulGrace")
+	}
+	o.yeoul()
+	if in.TimeControl != nil {
+		o.TimeControl = chosen
+	}
+	return nil
+}
+
+// promotesToQueen reports whether a promotion sent without a piece becomes
+// a queen: with autoQueen, and always under the yeoul rules ("고르지
+// 않으면 퀸이 됩니다", seeds/003).
+func (o *Options) promotesToQueen() bool { return o.AutoQueen || o.Rules == RulesYeoul }
 
 func setChoice[T ~string](field, s string, dst *T, allowed ...T) error {
 	for _, a := range allowed {
@@ -419,8 +566,13 @@ func (o *Options) idleMs() int64      { return int64(o.IdleLimitSec) * 1000 }
 func (o *Options) graceMs() int64     { return int64(o.DisconnectGraceSec) * 1000 }
 func (o *Options) waitingMs() int64   { return int64(o.WaitingExpirySec) * 1000 }
 
-// fillDefaults gives options stored before an option existed its default.
+// fillDefaults gives options stored before an option existed its default
+// (a game of a rated room stored before the rooms played seeds/003's game
+// keeps the standard rules it was created with).
 func (o *Options) fillDefaults() {
+	if o.Rules == "" {
+		o.Rules = RulesStandard
+	}
 	if o.Room == "" {
 		o.Room = RoomFree
 	}

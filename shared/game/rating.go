@@ -101,13 +101,8 @@ func RankKey(rating int) string {
 // both seats bound to registered players, no AI, and a result that is
 // not an abort or an expiry.
 func (s *State) Rated() bool {
-	if !s.Options.Room.Rated() || s.Phase != PhaseFinished || s.Result == nil {
+	if !s.ratedSeats() || s.Phase != PhaseFinished || s.Result == nil {
 		return false
-	}
-	for _, seat := range s.Seats {
-		if !seat.Bound || seat.AI != "" {
-			return false
-		}
 	}
 	return s.Result.Reason != ReasonAborted && s.Result.Reason != ReasonExpired
 }

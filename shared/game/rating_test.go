@@ -66,8 +66,8 @@ func TestRoomGates(t *testing.T) {
 			t.Errorf("%s admits %d = %v; want %v", tc.room, tc.rating, got, tc.admits)
 		}
 	}
-	expert := opts(t, `{"colorAssignment":"hostWhite"}`)
-	expert.Room = RoomExpert
+	expert := DefaultOptionsFor(RoomExpert)
+	expert.ColorAssignment = ColorsHostWhite
 	host := Player{ID: "pl_a", Name: "A", TokenHash: "ha", Bound: true, Rating: 1499}
 	if _, _, err := New(NewGame{GameID: "g", Options: expert, Host: host}, t0); ruleCode(err) != CodeRatingOutOfRange {
 		t.Errorf("create in expert at 1499: %v; want rating_out_of_range", err)
@@ -167,24 +167,16 @@ func TestWaitingGameExpires(t *testing.T) {
 // result and the gameEnded event, through a restore; a plain Reduce
 // of the same step tells the caller to read the ratings (EndsRatedGame).
 func TestRatedStep(t *testing.T) {
-	o := opts(t, `{"colorAssignment":"hostWhite","timeControl":"1+0"}`)
-	o.Room = RoomIntermediate
-	s, _, err := New(NewGame{GameID: "g", Options: o, Host: Player{ID: "pl_w", Name: "W", TokenHash: "tw", Bound: true, Rating: 1000}}, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, _, err = joinGame(s, Player{ID: "pl_b", Name: "B", TokenHash: "tb", Bound: true, Rating: 1200}, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s = play(t, s, 1000, "f2f3", "e7e5", "g2g4")
+	s := newRatedGame(t, RoomIntermediate, `{"timeControl":"perMove:30"}`)
+	s = readyBoth(t, s, 0)
+	s = play(t, s, 4000, "f2f3", "e7e5", "g2g4")
 	mate := Act{By: chess.Black, Action: moveAction("d8h4")}
-	plain, _, err := Reduce(s, mate, at(5000))
+	plain, _, err := Reduce(s, mate, at(7000))
 	if err != nil || !EndsRatedGame(s, plain) || plain.Result.RatingChange != nil {
 		t.Fatalf("plain mate: %v, ends rated %v, change %v; want a rated end without a change", err, EndsRatedGame(s, plain), plain.Result.RatingChange)
 	}
 	players := PerColor[PlayerRating]{{Rating: 1005, RatedGames: 2}, {Rating: 1190, RatedGames: 40}}
-	rated, evs, err := Reduce(s, Rated{Step: mate, Players: players}, at(5000))
+	rated, evs, err := Reduce(s, Rated{Step: mate, Players: players}, at(7000))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,13 +196,14 @@ func TestRatedStep(t *testing.T) {
 	if back := roundTrip(t, rated); back.Result.RatingChange == nil || *back.Result.RatingChange != want {
 		t.Errorf("rating change after a round trip = %+v; want %+v", back.Result.RatingChange, want)
 	}
-	v, err := ViewOf(rated, nil, at(5000))
+	v, err := ViewOf(rated, nil, at(7000))
 	if err != nil || v.Result.RatingChange == nil || *v.Result.RatingChange != want {
 		t.Errorf("view's result rating change = %+v, %v", v.Result, err)
 	}
 
-	// A flag fall ends a rated game too (nobody acting: a Timeout step).
-	flag, _, err := Reduce(s, Rated{Step: Timeout{}, Players: players}, at(5000+61_000))
+	// A flag fall ends a rated game too (nobody acting: a Timeout step):
+	// the per-move period and its three extensions, 4 × 30 s.
+	flag, _, err := Reduce(s, Rated{Step: Timeout{}, Players: players}, at(6000+4*30_000))
 	if err != nil || flag.Phase != PhaseFinished || flag.Result.RatingChange == nil {
 		t.Errorf("flag fall: %+v, %v; want a rated end", flag.Result, err)
 	}

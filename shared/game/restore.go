@@ -192,8 +192,12 @@ func (s *State) checkConsistent(pos *chess.Position) error {
 		if !s.Seats[chess.White].taken() || !s.Seats[chess.Black].taken() {
 			return errors.New("playing game with a free seat")
 		}
-		if pos.Status() != chess.StatusPlaying {
+		if pos.CountMoves() == 0 || s.insufficientMaterial() {
 			return fmt.Errorf("playing game in a %s position", pos.Status())
+		}
+	case PhaseReady:
+		if n > 0 || !s.Seats[chess.White].taken() || !s.Seats[chess.Black].taken() {
+			return errors.New("game in its ready step must have both seats and no moves")
 		}
 	case PhaseFinished:
 	default:
@@ -224,6 +228,18 @@ func (s *State) checkConsistent(pos *chess.Position) error {
 	}
 	if s.Phase != PhasePlaying && (s.Undo.Pending != nil || s.Draw.PendingBy != nil) {
 		return errors.New("pending request outside play")
+	}
+	if s.Options.Rules != RulesYeoul && (s.Clock.StartsAt != 0 || s.Ready != PerColor[bool]{}) {
+		return errors.New("ready step in a game of the standard rules")
+	}
+	if s.Clock.StartsAt < 0 || s.Clock.StartsAt > 0 && !(s.Ready[chess.White] && s.Ready[chess.Black]) {
+		return errors.New("start time without both seats ready")
+	}
+	for i, r := range s.Clock.Resets {
+		if s.Options.TimeControl.Kind != TimeFischer || r.Ply < 0 || r.Ply > n || i > 0 && r.Ply <= s.Clock.Resets[i-1].Ply ||
+			r.RemainingMs[0] < 0 || r.RemainingMs[1] < 0 {
+			return errors.New("clock resets do not match the moves")
+		}
 	}
 	for c := range s.Requests {
 		if len(s.Requests[c]) > RequestLogSize {

@@ -20,7 +20,10 @@ const RequestLogSize = 32
 type Phase string
 
 const (
-	PhaseWaiting  Phase = "waiting"  // one seat taken, waiting for an opponent
+	PhaseWaiting Phase = "waiting" // one seat taken, waiting for an opponent
+	// PhaseReady: both seats taken in a game of the yeoul rules, which
+	// starts StartDelayMs after both seats are ready (seeds/003).
+	PhaseReady    Phase = "ready"
 	PhasePlaying  Phase = "playing"  // both seats taken (or a human and an AI)
 	PhaseFinished Phase = "finished" // Result is set
 )
@@ -79,8 +82,11 @@ type State struct {
 	Undo          UndoState      `json:"undo"`
 	Draw          DrawState      `json:"draw"`
 	Claimable     *Claim         `json:"claimable"`
-	Result        *Result        `json:"result"`
-	RNG           RNG            `json:"rng"`
+	// Ready records which seats are ready (the ready step of the yeoul
+	// rules; an AI seat is ready at once).
+	Ready  PerColor[bool] `json:"ready"`
+	Result *Result        `json:"result"`
+	RNG    RNG            `json:"rng"`
 	// Requests is each seat's log of recently applied request ids, oldest
 	// first, at most RequestLogSize entries.
 	Requests PerColor[[]AppliedRequest] `json:"requests"`
@@ -176,6 +182,23 @@ type Clock struct {
 	Started PerColor[bool] `json:"started"`
 	// ExtensionsUsed counts the per-move extensions each side spent.
 	ExtensionsUsed PerColor[int] `json:"extensionsUsed"`
+	// StartsAt is when a game of the yeoul rules starts (its second ready
+	// plus StartDelayMs; 0 until both seats are ready): the phase turns
+	// from ready to playing then, and White's first-move limit begins.
+	StartsAt int64 `json:"startsAt,omitempty"`
+	// Resets are the take-backs of a Fischer game that still stand, by
+	// ply: the clock then was not rewound (seeds/000 §8.2), so the moves'
+	// times alone no longer tell the clock after each move (the PGN's
+	// clock comments); with these they do (ClocksAfterMoves).
+	Resets []ClockReset `json:"resets,omitempty"`
+}
+
+// ClockReset is the clock as a take-back left it: the moves that remained
+// (Ply), when the next turn began (At) and both sides' main time then.
+type ClockReset struct {
+	Ply         int             `json:"ply"`
+	At          int64           `json:"at"`
+	RemainingMs PerColor[int64] `json:"remainingMs"`
 }
 
 // UndoState tracks take-backs (seeds/000 §8.1).
@@ -360,6 +383,9 @@ func (s *State) clone() *State {
 	// Entries are never modified in place, so sharing their bytes is safe;
 	// the slice is copied because commit appends to it.
 	c.Changes = append(make([]Change, 0, len(s.Changes)+1), s.Changes...)
+	if s.Clock.Resets != nil {
+		c.Clock.Resets = slices.Clone(s.Clock.Resets) // takeBack truncates and appends
+	}
 	if s.Undo.Pending != nil {
 		p := *s.Undo.Pending
 		c.Undo.Pending = &p

@@ -12,10 +12,13 @@ import (
 // the seat to move gets; no view ever holds the RNG state or a token hash.
 // Times are Unix milliseconds.
 type View struct {
-	GameID        string                `json:"gameId"`
-	Version       int64                 `json:"version"`
-	StateVersion  int                   `json:"stateVersion"`
-	Phase         Phase                 `json:"phase"`
+	GameID       string `json:"gameId"`
+	Version      int64  `json:"version"`
+	StateVersion int    `json:"stateVersion"`
+	Phase        Phase  `json:"phase"`
+	// Rules is the game the options follow: "standard" (seeds/000) or
+	// "yeoul" (seeds/003: the rated rooms' game).
+	Rules         Rules                 `json:"rules"`
 	Options       Options               `json:"options"`
 	Variant       Variant               `json:"variant"`
 	Chess960Index *int                  `json:"chess960Index"`
@@ -35,10 +38,19 @@ type View struct {
 	// Deadline is when the side to move times out (null when none), and
 	// DeadlineReason which limit that is: "firstMove" (a side's first move,
 	// whose main clock has not started), "clock" (Fischer main time),
-	// "perMove" (the per-move time), "idle" (no time control: the turn
-	// limit) or "disconnect" (the disconnected side's grace ends first).
+	// "perMove" (the per-move time, and a correspondence game's days),
+	// "idle" (no time control: the turn limit), "disconnect" (the
+	// disconnected side's grace ends first) or "ready" (the ready step of
+	// the yeoul rules: both seats must be ready by then). Once both seats
+	// are ready it is White's first-move limit, counted from StartsAt.
 	Deadline       *int64  `json:"deadline"`
 	DeadlineReason *string `json:"deadlineReason"`
+	// StartsAt is when a game of the yeoul rules starts ("대국 시작":
+	// both seats ready plus 3 s); null before both are ready and in games
+	// of the standard rules.
+	StartsAt *int64 `json:"startsAt"`
+	// Ready tells which seats are ready (the yeoul rules only).
+	Ready *PerColor[bool] `json:"ready,omitempty"`
 	// Captured lists, per side, the letters of the pieces that side has
 	// taken, most valuable first.
 	Captured PerColor[[]string] `json:"captured"`
@@ -77,7 +89,7 @@ type LastMove struct {
 
 // ClockView is the clock as of AsOf (the view's now).
 type ClockView struct {
-	Type        string          `json:"type"` // "fischer", "perMove" or "none"
+	Type        string          `json:"type"` // "fischer", "perMove", "correspondence" or "none"
 	RemainingMs PerColor[int64] `json:"remainingMs"`
 	IncrementMs int64           `json:"incrementMs"`
 	// Running is the side whose main time is running: null unless playing,
@@ -151,6 +163,7 @@ func ViewOf(s *State, you *chess.Color, now time.Time) (*View, error) {
 		Version:       s.Version,
 		StateVersion:  StateVersion,
 		Phase:         s.Phase,
+		Rules:         s.Options.Rules,
 		Options:       s.Options,
 		Variant:       s.Options.Variant,
 		Chess960Index: s.Chess960Index,
@@ -189,11 +202,16 @@ func ViewOf(s *State, you *chess.Color, now time.Time) (*View, error) {
 		v.LastMove = &LastMove{From: last.UCI[0:2], To: last.UCI[2:4], UCI: last.UCI, SAN: last.SAN, Color: last.Color}
 	}
 	v.Clock = s.clockView(t)
-	if at, cause, ok := s.turnDeadline(); ok {
-		if cause == causeClock && s.Options.TimeControl.Kind == TimePerMove {
-			cause = "perMove"
-		}
+	if at, cause, ok := s.viewDeadline(); ok {
 		v.Deadline, v.DeadlineReason = &at, &cause
+	}
+	if s.Options.Rules == RulesYeoul {
+		ready := s.Ready
+		v.Ready = &ready
+		if s.Clock.StartsAt > 0 {
+			starts := s.Clock.StartsAt
+			v.StartsAt = &starts
+		}
 	}
 	v.Captured, v.MaterialDiff = s.material(pos)
 	if p := s.Undo.Pending; p != nil {
@@ -227,6 +245,23 @@ func ViewOf(s *State, you *chess.Color, now time.Time) (*View, error) {
 	return v, nil
 }
 
+// viewDeadline is the view's deadline and its reason: the turn's, or in the
+// ready step the step's end, or once both seats are ready White's
+// first-move limit from StartsAt (the start itself is StartsAt).
+func (s *State) viewDeadline() (int64, string, bool) {
+	if at, starting, ok := s.readyDeadline(); ok {
+		if starting {
+			return at + s.Options.firstMoveMs(), causeFirstMove, true
+		}
+		return at, causeReady, true
+	}
+	at, cause, ok := s.turnDeadline()
+	if cause == causeClock && s.Options.TimeControl.refills() {
+		cause = "perMove"
+	}
+	return at, cause, ok
+}
+
 func (s *State) clockView(t int64) ClockView {
 	tc := s.Options.TimeControl
 	cv := ClockView{RemainingMs: s.remainingAt(t), Started: s.Clock.Started, AsOf: t}
@@ -241,6 +276,8 @@ func (s *State) clockView(t int64) ClockView {
 			left[c] = PerMoveExtensions - s.Clock.ExtensionsUsed[c]
 		}
 		cv.ExtensionsLeft = &left
+	case TimeDays:
+		cv.Type = "correspondence"
 	default:
 		cv.Type = "none"
 	}

@@ -21,29 +21,56 @@ type LobbyPage struct {
 	Next  string
 }
 
-// Lobby lists the open waiting games of a room.
-func (s *Service) Lobby(ctx context.Context, room game.Room, limit int, cursor string) (LobbyPage, error) {
+// LobbyFilter narrows a room's lobby to some of its games.
+type LobbyFilter struct {
+	// Correspondence, when set, keeps only the correspondence games
+	// (timeControl days:N) when true, only the others when false.
+	Correspondence *bool
+}
+
+func (f LobbyFilter) keeps(o game.Options) bool {
+	return f.Correspondence == nil || *f.Correspondence == o.TimeControl.Correspondence()
+}
+
+// lobbyRounds bounds how many store pages one lobby page reads to fill
+// itself when its filter leaves games out: past it the page is shorter
+// than the limit, and its cursor goes on from where the reading stopped.
+const lobbyRounds = 8
+
+// Lobby lists the open waiting games of a room that filter keeps.
+func (s *Service) Lobby(ctx context.Context, room game.Room, limit int, cursor string, filter LobbyFilter) (LobbyPage, error) {
 	if s.cfg.Lister == nil {
 		return LobbyPage{}, ErrNoPlayers
 	}
-	entries, next, err := s.cfg.Lister.Lobby(ctx, string(room), limit, cursor)
-	if errors.Is(err, ErrBadCursor) {
-		return LobbyPage{}, game.FieldFormat("cursor", "cursor", nil)
-	}
-	if err != nil {
-		return LobbyPage{}, err
-	}
-	page := LobbyPage{Next: next, Items: make([]GameSummary, 0, len(entries))}
+	page := LobbyPage{Items: make([]GameSummary, 0, limit)}
 	now := s.now().UnixMilli()
-	for _, e := range entries {
-		sum, err := decodeSummary(e)
+	// Each round asks for no more games than the page still has room for,
+	// so that every game read is either on the page or left out, and the
+	// store's cursor after the last round is the page's.
+	for round := 0; round < lobbyRounds && len(page.Items) < limit; round++ {
+		entries, next, err := s.cfg.Lister.Lobby(ctx, string(room), limit-len(page.Items), cursor)
+		if errors.Is(err, ErrBadCursor) {
+			return LobbyPage{}, game.FieldFormat("cursor", "cursor", nil)
+		}
 		if err != nil {
 			return LobbyPage{}, err
 		}
-		if sum.CreatedAt+int64(sum.Options.WaitingExpirySec)*1000 <= now {
-			continue // expired, its timer about to end it
+		for _, e := range entries {
+			sum, err := decodeSummary(e)
+			if err != nil {
+				return LobbyPage{}, err
+			}
+			if sum.CreatedAt+int64(sum.Options.WaitingExpirySec)*1000 <= now {
+				continue // expired, its timer about to end it
+			}
+			if filter.keeps(sum.Options) {
+				page.Items = append(page.Items, sum)
+			}
 		}
-		page.Items = append(page.Items, sum)
+		page.Next, cursor = next, next
+		if next == "" {
+			break
+		}
 	}
 	return page, nil
 }
@@ -52,8 +79,8 @@ func (s *Service) Lobby(ctx context.Context, room game.Room, limit int, cursor s
 type QuickInput struct {
 	Room game.Room
 	// Options, when set, are the options the player wants: only games with
-	// the same variant, time control, draw mode, undo and offers are
-	// joined, and a game created has them. Nil: any game in the room, and
+	// the same rules, variant, time control, draw mode, undo and offers
+	// are joined, and a game created has them. Nil: any game in the room, and
 	// the defaults for a new one.
 	Options *game.Options
 	Caller  Caller
@@ -87,7 +114,7 @@ func compatible(want *game.Options, have game.Options) bool {
 		return true
 	}
 	return want.Variant == have.Variant && want.TimeControl == have.TimeControl && want.DrawMode == have.DrawMode &&
-		want.Undo == have.Undo && want.DrawOffer == have.DrawOffer
+		want.Undo == have.Undo && want.DrawOffer == have.DrawOffer && want.Rules == have.Rules
 }
 
 // QuickPair joins the oldest compatible waiting game of another player in
@@ -107,13 +134,13 @@ func (s *Service) QuickPair(ctx context.Context, in QuickInput) (QuickResult, er
 	if !in.Room.Admits(me.Rating) {
 		return QuickResult{}, &game.RuleError{Code: game.CodeRatingOutOfRange}
 	}
-	opts := game.DefaultOptions()
+	opts := game.DefaultOptionsFor(in.Room)
 	if in.Options != nil {
 		opts = *in.Options
 	}
 	opts.Room = in.Room
 	slot := "quick#" + string(in.Room) + "#" + string(opts.Variant) + "#" + opts.TimeControl.String() + "#" +
-		string(opts.DrawMode) + "#" + boolKey(opts.DrawOffer) + "#" + undoKey(opts.Undo)
+		string(opts.DrawMode) + "#" + boolKey(opts.DrawOffer) + "#" + undoKey(opts.Undo) + "#" + string(opts.Rules)
 	var res QuickResult
 	err = retry.QuickPair.Do(ctx, func(int) error {
 		var err error
@@ -141,7 +168,7 @@ var errPairAgain = errors.New("service: pairing round lost")
 // another.
 func (s *Service) quickRound(ctx context.Context, in QuickInput, caller Caller, me PlayerRecord, opts game.Options, slot string) (QuickResult, error) {
 	// 1. The room's oldest compatible game of someone else.
-	page, err := s.Lobby(ctx, in.Room, quickScan, "")
+	page, err := s.Lobby(ctx, in.Room, quickScan, "", LobbyFilter{})
 	if err != nil {
 		return QuickResult{}, err
 	}

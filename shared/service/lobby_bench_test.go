@@ -95,7 +95,7 @@ func BenchmarkLobbyUnderLoad(b *testing.B) {
 	f := newPlayerFixture(b, nil)
 	waitingRoom(b, f, benchWaiting)
 	runConcurrently(b, func(int) error {
-		page, err := f.svc.Lobby(b.Context(), game.RoomFree, service.DefaultPageSize, "")
+		page, err := f.svc.Lobby(b.Context(), game.RoomFree, service.DefaultPageSize, "", service.LobbyFilter{})
 		if err == nil && len(page.Items) != service.DefaultPageSize {
 			err = fmt.Errorf("lobby page of %d games; want %d", len(page.Items), service.DefaultPageSize)
 		}

@@ -120,11 +120,14 @@ func (f *playerFixture) setRating(t *testing.T, c service.Caller, rating, games 
 	}
 }
 
-// ratedGame creates a game in room between two players, white the host.
+// ratedGame creates a game in room between two players, white the host,
+// with 30 s a move (the rooms play the yeoul rules: SPEC §16.5), and
+// returns it started: both seats ready and the 3 s to the start passed.
 func (f *playerFixture) ratedGame(t *testing.T, room string, white, black service.Caller) string {
 	t.Helper()
-	o := options(t, `{"colorAssignment":"hostWhite","timeControl":"1+0"}`)
-	o.Room = game.Room(room)
+	o := game.DefaultOptionsFor(game.Room(room))
+	o.ColorAssignment = game.ColorsHostWhite
+	o.TimeControl = game.TimeControl{Kind: game.TimePerMove, PerMoveSec: 30}
 	host, err := f.svc.Create(t.Context(), service.CreateInput{Options: o, Caller: white})
 	if err != nil {
 		t.Fatal(err)
@@ -132,6 +135,12 @@ func (f *playerFixture) ratedGame(t *testing.T, room string, white, black servic
 	if _, err := f.svc.Join(t.Context(), host.GameID, service.JoinInput{Caller: black}); err != nil {
 		t.Fatal(err)
 	}
+	for _, seat := range []service.Caller{white, black} {
+		if _, err := f.svc.Act(t.Context(), host.GameID, seat, service.ActionInput{Action: game.Action{Type: game.ActionReady}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.clock.Advance(game.StartDelayMs * time.Millisecond)
 	return host.GameID
 }
 
@@ -261,8 +270,7 @@ func TestRoomsAndInvites(t *testing.T) {
 	low, high := f.player(t, "Low"), f.player(t, "High")
 	f.setRating(t, low, 1299, 3)
 	f.setRating(t, high, 1300, 3)
-	beginner := options(t, `{}`)
-	beginner.Room = game.RoomBeginner
+	beginner := game.DefaultOptionsFor(game.RoomBeginner)
 	if _, err := f.svc.Create(ctx, service.CreateInput{Options: beginner, Caller: high}); ruleCode(err) != game.CodeRatingOutOfRange {
 		t.Errorf("1300 creates in beginner: %v; want rating_out_of_range", err)
 	}
@@ -291,7 +299,7 @@ func TestRoomsAndInvites(t *testing.T) {
 	if _, err := f.svc.Join(ctx, priv.GameID, service.JoinInput{InviteCode: "WRONGCODE2"}); ruleCode(err) != game.CodeInviteRequired {
 		t.Errorf("join with a wrong code: %v; want invite_required", err)
 	}
-	lobby, err := f.svc.Lobby(ctx, game.RoomFree, 100, "")
+	lobby, err := f.svc.Lobby(ctx, game.RoomFree, 100, "", service.LobbyFilter{})
 	if err != nil || slices.ContainsFunc(lobby.Items, func(s service.GameSummary) bool { return s.GameID == priv.GameID }) {
 		t.Errorf("lobby %v, %v; want no private game in it", lobby.Items, err)
 	}
@@ -306,7 +314,7 @@ func TestRoomsAndInvites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lobby, _ := f.svc.Lobby(ctx, game.RoomFree, 100, ""); !slices.ContainsFunc(lobby.Items, func(s service.GameSummary) bool { return s.GameID == open.GameID }) {
+	if lobby, _ := f.svc.Lobby(ctx, game.RoomFree, 100, "", service.LobbyFilter{}); !slices.ContainsFunc(lobby.Items, func(s service.GameSummary) bool { return s.GameID == open.GameID }) {
 		t.Error("the open waiting game is not in its room's lobby")
 	}
 	task := f.rec.lastTimeout(t)
@@ -321,7 +329,7 @@ func TestRoomsAndInvites(t *testing.T) {
 	if v.Phase != game.PhaseFinished || v.Result.Reason != game.ReasonExpired {
 		t.Errorf("after the expiry: %s %v; want finished, expired", v.Phase, v.Result)
 	}
-	if lobby, _ := f.svc.Lobby(ctx, game.RoomFree, 100, ""); slices.ContainsFunc(lobby.Items, func(s service.GameSummary) bool { return s.GameID == open.GameID }) {
+	if lobby, _ := f.svc.Lobby(ctx, game.RoomFree, 100, "", service.LobbyFilter{}); slices.ContainsFunc(lobby.Items, func(s service.GameSummary) bool { return s.GameID == open.GameID }) {
 		t.Error("the expired game is still in the lobby")
 	}
 }
@@ -409,7 +417,7 @@ func TestRatingsExactlyOnce(t *testing.T) {
 			if _, err := f.svc.Act(ctx, g2, c, service.ActionInput{Action: moveUCI("e7e5")}); err != nil {
 				t.Fatal(err)
 			}
-			f.clock.Advance(2 * time.Minute) // white's 1+0 clock ran out
+			f.clock.Advance(2 * time.Minute) // white's 30 s and its three extensions ran out
 			if err := f.svc.HandleTimeout(ctx, f.rec.lastTimeout(t)); err != nil {
 				t.Fatal(err)
 			}

@@ -181,17 +181,33 @@ func sampleStates(t testing.TB) map[string]*game.State {
 	finished = reduce(t, finished, game.LinkRematch{Next: "next"}, at(9500))
 	aborted := reduce(t, newGame(t, game.DefaultOptions()), game.Timeout{}, at(60000))
 
-	o := opts(t, `{"colorAssignment":"hostWhite","timeControl":"1+0"}`)
-	o.Room = game.RoomIntermediate
+	o := game.DefaultOptionsFor(game.RoomIntermediate)
+	o.ColorAssignment = game.ColorsHostWhite
 	o.WaitingExpirySec = 120
 	rated, _, err := game.New(game.NewGame{GameID: "rated", Options: o, Host: game.Player{ID: "pl_w", Name: "W", TokenHash: "tw", Bound: true, Rating: 1000}}, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rated = reduce(t, rated, game.Join{Player: game.Player{ID: "pl_b", Name: "B", TokenHash: "tb", Bound: true, Rating: 1200}}, t0)
-	rated = play(t, rated, 1000, "f2f3", "e7e5", "g2g4")
+	readyStep := rated
+	rated = reduce(t, rated, act(white, game.Action{Type: game.ActionReady}), at(500))
+	rated = reduce(t, rated, act(black, game.Action{Type: game.ActionReady}), at(600))
+	countdown := rated
+	rated = reduce(t, rated, game.Timeout{}, at(600+game.StartDelayMs))
+	rated = play(t, rated, 4000, "f2f3", "e7e5", "g2g4")
 	players := game.PerColor[game.PlayerRating]{{Rating: 1005, RatedGames: 2}, {Rating: 1190, RatedGames: 40}}
-	rated = reduce(t, rated, game.Rated{Step: act(black, move("d8h4")), Players: players}, at(5000))
+	rated = reduce(t, rated, game.Rated{Step: act(black, move("d8h4")), Players: players}, at(8000))
+
+	// Correspondence, and a Fischer game whose clock after each move is
+	// kept after take-backs (all of its moves, then one).
+	days := play(t, newGame(t, opts(t, `{"timeControl":"days:3"}`)), 1000, "e2e4", "e7e5", "g1f3")
+	takenBack := play(t, newGame(t, opts(t, `{"timeControl":"3+2","undo":"unlimited"}`)), 1000, "e2e4", "e7e5", "g1f3")
+	takenBack = reduce(t, takenBack, act(white, game.Action{Type: game.ActionRequestUndo, Plies: 1}), at(5000))
+	takenBack = reduce(t, takenBack, act(black, game.Action{Type: game.ActionRespondUndo, Accept: true}), at(6000))
+	takenBack = play(t, takenBack, 9000, "b1c3")
+	allTakenBack := play(t, newGame(t, opts(t, `{"timeControl":"3+2","undo":"unlimited"}`)), 1000, "e2e4")
+	allTakenBack = reduce(t, allTakenBack, act(white, game.Action{Type: game.ActionRequestUndo, Plies: 1}), at(5000))
+	allTakenBack = reduce(t, allTakenBack, act(black, game.Action{Type: game.ActionRespondUndo, Accept: true}), at(6000))
 
 	private, _, err := game.New(game.NewGame{GameID: "priv", Options: game.DefaultOptions(), Host: game.Player{ID: "h", Name: "back\\slash and\nnewline", TokenHash: "th"},
 		Invite: game.Invite{Mode: game.InvitePrivate, CodeHash: "code-hash"}, Seed: 9}, t0)
@@ -229,8 +245,9 @@ func sampleStates(t testing.TB) map[string]*game.State {
 		"waiting 960": waiting, "playing with requests": playing, "draw offered": offered,
 		"finished": finished, "aborted": aborted, "rated finished": rated, "private invite": private,
 		"reserved rematch": reserved, "ai per-move extension": ai, "ai white": aiWhite, "disconnected": away,
-		"custom start": custom,
-		"long 960":     randomGame(t, opts(t, `{"variant":"chess960","timeControl":"90+60"}`), 11, 300),
+		"custom start": custom, "ready step": readyStep, "countdown": countdown,
+		"correspondence": days, "taken back": takenBack, "all taken back": allTakenBack,
+		"long 960": randomGame(t, opts(t, `{"variant":"chess960","timeControl":"90+60"}`), 11, 300),
 	}
 }
 

@@ -271,7 +271,7 @@ func TestMigrateV1(t *testing.T) {
 		if s.Moves[6].FENAfter != s.FEN || s.Options.DrawMode != game.DrawFIDE || s.Options.Undo != game.UndoOff {
 			t.Errorf("fen %q options %+v", s.FEN, s.Options)
 		}
-		if pgn, err := game.PGN(s); err != nil || !strings.Contains(pgn, "4. Qxf7# 1-0") {
+		if pgn, err := game.PGN(s); err != nil || !strings.Contains(pgn, "4. Qxf7#") || !strings.HasSuffix(pgn, " 1-0\n") {
 			t.Errorf("PGN = %q, %v", pgn, err)
 		}
 	})

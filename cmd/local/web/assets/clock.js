@@ -55,10 +55,20 @@ export class ClockState {
     return Math.max(0, v.deadline - v.clock.asOf - (now - this.receivedAt));
   }
 
+  // startsIn is the time left until a game in its ready step starts (its
+  // startsAt, once both seats are ready), or null.
+  startsIn(now = performance.now()) {
+    const v = this.view;
+    if (v.phase !== 'ready' || v.startsAt == null) return null;
+    return Math.max(0, v.startsAt - v.clock.asOf - (now - this.receivedAt));
+  }
+
   // nextChange is how long until some displayed figure changes.
   nextChange(now = performance.now()) {
     const r = this.running;
     const waits = [];
+    const s = this.startsIn(now);
+    if (s != null && s > 0) waits.push((s % 1000) + 1);
     if (r) {
       const ms = this.remaining(r, now);
       waits.push(ms < LOW_TIME_MS ? (ms % 100) + 1 : (ms % 1000) + 1);

@@ -415,6 +415,12 @@ class GameScreen {
       if (color === v.you && this.clock.running === color && ms < LOW_TIME_MS) this.beep(Math.ceil(ms / 1000));
     }
     this.renderCountdown(now);
+    // The start is the server's to commit: at startsAt, read the game
+    // (the read starts it, and an AI's first move with it).
+    if (this.clock.startsIn(now) === 0 && this.startRead !== v.version) {
+      this.startRead = v.version;
+      this.refetch();
+    }
     const wait = this.clock.nextChange(now);
     if (wait != null) this.tickTimer = setTimeout(() => this.tick(), wait);
   }
@@ -422,8 +428,11 @@ class GameScreen {
   renderCountdown(now) {
     const el = this.els.status.querySelector('.countdown');
     if (!el) return;
+    const starts = this.clock.startsIn(now);
     const left = this.clock.deadlineIn(now);
-    el.textContent = left == null ? '' : t('game.firstMoveIn', { s: Math.ceil(left / 1000) });
+    if (starts != null) el.textContent = t('game.startsIn', { s: Math.ceil(starts / 1000) });
+    else if (this.view.phase === 'ready') el.textContent = left == null ? '' : t('game.readyIn', { s: Math.ceil(left / 1000) });
+    else el.textContent = left == null ? '' : t('game.firstMoveIn', { s: Math.ceil(left / 1000) });
   }
 
   renderStatus() {
@@ -434,6 +443,9 @@ class GameScreen {
         h('button#btn-live.link', { onclick: () => this.goPly(null) }, t('moves.backToLive')));
     } else if (v.phase === 'waiting') {
       parts.push(h('span', t('game.status.waiting')));
+    } else if (v.phase === 'ready') {
+      // The rooms' game (seeds/003): both get ready, it starts 3 s later.
+      parts.push(h('span', t('game.status.ready')), h('span.countdown'));
     } else if (v.phase === 'finished') {
       parts.push(h('span.summary', v.result.summary),
         h('button#btn-show-result.link', { onclick: () => this.showResult() }, t('game.showResult')));
@@ -466,6 +478,12 @@ class GameScreen {
       items.push(h('div.join',
         h('p', t('game.join.prompt')),
         h('button#btn-join.primary', { onclick: () => this.join() }, t('game.join.button'))));
+    }
+    if (v.phase === 'ready' && you && v.startsAt == null) {
+      items.push(v.ready?.[you]
+        ? h('div.request#ready-done', h('p', t('game.ready.done')))
+        : h('div.request#ready-request', h('p', t('game.ready.prompt')),
+          h('button#btn-ready.primary', { onclick: () => this.act('ready') }, t('game.ready.button'))));
     }
     if (v.phase === 'playing' && you) {
       const draw = v.pending.draw;
@@ -528,6 +546,8 @@ class GameScreen {
         disabled: !playing || !v.options.drawOffer || !!v.pending.draw || this.busy,
         onclick: () => this.act('offerDraw'),
       }, t('controls.draw')));
+      buttons.push(h('button#btn-resign', { disabled: this.busy, onclick: () => this.resign() }, t('controls.resign')));
+    } else if (you && v.phase === 'ready') {
       buttons.push(h('button#btn-resign', { disabled: this.busy, onclick: () => this.resign() }, t('controls.resign')));
     }
     if (!you || v.phase === 'finished') {

@@ -29,6 +29,7 @@ export function timeSelect(name, value, extra = []) {
 export function timeLabel(tc) {
   if (tc === 'none') return t('time.none');
   if (tc.startsWith('perMove:')) return t('time.perMove', { s: tc.slice(8) });
+  if (tc.startsWith('days:')) return t('time.days', { n: tc.slice(5) });
   const [m, s] = tc.split('+');
   return t('time.fischer', { m, s });
 }

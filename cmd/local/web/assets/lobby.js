@@ -19,8 +19,13 @@ export function mountLobby(root, { room = 'free' } = {}) {
   const list = h('ul#lobby-list.game-list');
   const status = h('p#lobby-status.muted');
   const meBox = h('div#me-box');
+  // A rated room plays seeds/003's game: the per-move times only.
+  const rated = room !== 'free';
+  const time = rated
+    ? h('select', { name: 'room-time', id: 'room-time' }, PER_MOVE.map((tc) => h('option', { value: tc, selected: tc === (prefs.time ?? 'perMove:60') }, timeLabel(tc))))
+    : timeSelect('room-time', prefs.time ?? 'perMove:60', PER_MOVE);
   const form = h('form#room-form', { onsubmit: (e) => { e.preventDefault(); createRoomGame(form, room); } },
-    h('div.field', h('label.label', { for: 'room-time' }, t('home.time')), timeSelect('room-time', prefs.time ?? 'perMove:60', PER_MOVE)),
+    h('div.field', h('label.label', { for: 'room-time' }, t('home.time')), time),
     h('div.field', h('span.label', t('home.variant')),
       segmented('rvariant', [['standard', t('variant.standard')], ['chess960', t('variant.chess960')]], prefs.variant ?? 'standard')),
     h('div.row',

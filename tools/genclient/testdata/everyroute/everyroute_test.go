@@ -262,7 +262,7 @@ func TestEveryRoute(t *testing.T) {
 	call(client.GetPGNOperation)
 	pgn := must[*client.GetPGNOKHeaders](t, "getPGN")(c.GetPGN(white, client.GetPGNParams{ID: id}))
 	body, _ := readAll(pgn.Response.Data)
-	if !strings.Contains(body, "1. e4 e5 2. Nf3") || !strings.Contains(body, "1-0") {
+	if !strings.Contains(body, "1. e4 {[%clk 0:10:00]} 1... e5") || !strings.Contains(body, "2. Nf3") || !strings.Contains(body, " 1-0\n") {
 		t.Errorf("getPGN:\n%s\nwant the moves and 1-0", body)
 	}
 
