@@ -26,7 +26,9 @@
 //	win, draw, loss := engine.WDL(res.Score, pos) // per mille, side to move, sum 1000
 //
 // Files by concern: engine.go (API), levels.go (levels and request limits),
-// search.go (iterative deepening with multi-PV, PVS, quiescence), margins.go
+// search.go (the driver: iterative deepening with multi-PV, aspiration,
+// limits), tree.go (the tree search: PVS negamax, pruning, quiescence),
+// weakened.go (how the weakened levels search and pick), margins.go
 // (every pruning constant), tt.go (transposition table), movepick.go (move
 // ordering), history.go (killers, history, counter moves), see.go (static
 // exchange), eval.go and pst.go (evaluation), wdl.go (win/draw/loss
@@ -94,6 +96,9 @@ type Engine struct {
 	tt       *transpositionTable
 	overhead time.Duration
 	s        *searcher // reused between searches: its stack is large
+	// now is the clock (time.Now; tests freeze it to show that a search
+	// bounded by depth and nodes does not depend on the machine's speed).
+	now func() time.Time
 }
 
 // New returns an Engine. An out-of-range HashMB is clamped to 1..MaxHashMB.
@@ -107,7 +112,7 @@ func New(opts Options) *Engine {
 	if overhead <= 0 {
 		overhead = DefaultMoveOverhead
 	}
-	e := &Engine{tt: newTranspositionTable(mb), overhead: overhead}
+	e := &Engine{tt: newTranspositionTable(mb), overhead: overhead, now: time.Now}
 	e.s = newSearcher(e.tt)
 	return e
 }
@@ -264,7 +269,7 @@ func (r *Result) singleLine() {
 // short; the errors are ErrNoPosition and a *NoMoveError (checkmate or
 // stalemate: nothing to play).
 func (e *Engine) Search(ctx context.Context, p Params) (Result, error) {
-	start := time.Now()
+	start := e.now() // before the lock: waiting for another search counts against this one's time
 	if p.Position == nil {
 		return Result{}, ErrNoPosition
 	}
@@ -280,6 +285,7 @@ func (e *Engine) Search(ctx context.Context, p Params) (Result, error) {
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.s.now = e.now
 	if moves.Len() == 1 {
 		// Nothing to think about: answer at once with a static opinion.
 		m := moves.At(0)
@@ -294,7 +300,7 @@ func (e *Engine) Search(ctx context.Context, p Params) (Result, error) {
 			Score:    score,
 			Depth:    1,
 			Nodes:    1,
-			Time:     time.Since(start),
+			Time:     e.s.since(start),
 			PV:       []chess.Move{m},
 		}
 		res.singleLine()

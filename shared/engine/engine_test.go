@@ -317,21 +317,34 @@ func FuzzSearchLegalMove(f *testing.F) {
 	})
 }
 
+// TestWeakenedLevelsAreDeterministicWithSeed replays each weakened level
+// with one seed on an engine whose clock is frozen: no time limit can cut
+// the search, so it is bounded by the level's depth cap and the mate
+// probe's node limit only, and the result must be identical every time
+// however loaded the machine is.
 func TestWeakenedLevelsAreDeterministicWithSeed(t *testing.T) {
 	pos := mustFEN(t, "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
-	for _, level := range []Level{LevelEasy, LevelNormal} {
-		var first chess.Move
+	frozen := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, level := range []Level{LevelEasy, LevelNormal, LevelHard} {
+		var first Result
 		for i := range 3 {
-			res, err := New(Options{HashMB: 4}).Search(context.Background(),
-				Params{Position: pos, Level: level, Seed: 42, MoveTime: 5 * time.Second})
+			e := New(Options{HashMB: 4})
+			e.now = func() time.Time { return frozen }
+			res, err := e.Search(context.Background(), Params{Position: pos, Level: level, Seed: 42})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if i == 0 {
-				first = res.BestMove
-			} else if res.BestMove != first {
-				t.Errorf("%s with seed 42: run %d = %v; run 0 = %v", level, i, res.BestMove, first)
+				first = res
+				continue
 			}
+			if res.BestMove != first.BestMove || res.Score != first.Score || res.Nodes != first.Nodes || res.Depth != first.Depth {
+				t.Errorf("%s with seed 42: run %d = %v %v %d nodes depth %d; run 0 = %v %v %d nodes depth %d", level, i,
+					res.BestMove, res.Score, res.Nodes, res.Depth, first.BestMove, first.Score, first.Nodes, first.Depth)
+			}
+		}
+		if first.Depth != level.settings().maxDepth {
+			t.Errorf("%s: depth %d; want the level's cap %d (nothing else may stop it)", level, first.Depth, level.settings().maxDepth)
 		}
 	}
 }

@@ -68,6 +68,8 @@ type searcher struct {
 	pv    [maxPly + 1][maxPly + 1]chess.Move
 	pvLen [maxPly + 1]int
 
+	now func() time.Time // the Engine's clock
+
 	// Per-search state.
 	ctx       context.Context
 	start     time.Time
@@ -102,8 +104,11 @@ type searcher struct {
 }
 
 func newSearcher(tt *transpositionTable) *searcher {
-	return &searcher{tt: tt, rootPV: make([]chess.Move, 0, maxPly), hashes: make([]uint64, 0, 512+maxPly)}
+	return &searcher{tt: tt, now: time.Now, rootPV: make([]chess.Move, 0, maxPly), hashes: make([]uint64, 0, 512+maxPly)}
 }
+
+// since is time.Since on the searcher's clock.
+func (s *searcher) since(t time.Time) time.Duration { return s.now().Sub(t) }
 
 func (s *searcher) clearHeuristics() { s.heur.clear() }
 
@@ -146,7 +151,6 @@ func (s *searcher) run(ctx context.Context, start time.Time, p *Params, overhead
 	noLimit := p.MoveTime == 0 && p.WhiteTime == 0 && p.BlackTime == 0 && p.WhiteInc == 0 && p.BlackInc == 0 &&
 		p.Depth == 0 && p.Nodes == 0 && !p.Infinite
 	lp := *p
-	level := p.Level.settings()
 	if noLimit {
 		lp.MoveTime = p.Level.ThinkTime()
 	}
@@ -156,87 +160,11 @@ func (s *searcher) run(ctx context.Context, start time.Time, p *Params, overhead
 		maxDepth = ClampDepth(p.Depth)
 	}
 
-	if !p.Level.Weakened() {
-		return s.iterate(searchConfig{maxDepth: maxDepth, nodeLimit: p.Nodes, soft: tb.soft, hard: tb.hard,
-			multiPV: min(max(p.MultiPV, 1), MaxMultiPV), info: p.Info})
+	if p.Level.Weakened() {
+		return s.runWeakened(p, tb, maxDepth)
 	}
-
-	// A weakened level thinks up to its think time (less only when the
-	// clock or movetime allows less), whatever the clock would allow; it
-	// usually stops earlier at its depth cap.
-	if tb.hard == 0 || tb.hard > level.thinkTime {
-		tb.hard = level.thinkTime
-	}
-	tb.soft = tb.hard
-
-	// First a full-strength probe, so no level misses a mate it can find.
-	var probeSpent uint64
-	if level.mateProbeDepth > 0 {
-		// Limited by nodes rather than time so that a seed replays exactly;
-		// the time limit is only a safety net on a slow machine.
-		probeNodes := level.mateProbeNodes
-		if p.Nodes > 0 {
-			probeNodes = min(probeNodes, p.Nodes)
-		}
-		probe := s.iterate(searchConfig{
-			maxDepth: min(level.mateProbeDepth, maxDepth), nodeLimit: probeNodes,
-			hard: tb.hard * 6 / 10,
-		})
-		if probe.Score.Mate > 0 {
-			if p.Info != nil {
-				p.Info(Info{MultiPV: 1, Depth: probe.Depth, SelDepth: probe.SelDepth, Score: probe.Score, Nodes: probe.Nodes,
-					Time: probe.Time, HashFull: s.tt.hashFull(), PV: probe.PV})
-			}
-			return probe
-		}
-		probeSpent = probe.Nodes
-	}
-	salt := splitMix(seed ^ uint64(p.Level)<<56)
-	res := s.iterate(searchConfig{
-		maxDepth: min(level.maxDepth, maxDepth), nodeLimit: p.Nodes, soft: tb.soft, hard: tb.hard,
-		salt: salt, noise: level.evalNoise, exactRoot: level.pickMargin > 0, fullWidth: true, info: p.Info,
-	})
-	if level.pickMargin > 0 && len(s.rootScores) > 0 {
-		res = s.pickWeakened(res, level.pickMargin)
-	}
-	res.Nodes += probeSpent
-	res.Time = time.Since(start)
-	res.singleLine()
-	return res
-}
-
-// pickWeakened chooses at random among the root moves scored within margin
-// of the best, better moves more likely; a mate is always played.
-func (s *searcher) pickWeakened(res Result, margin int32) Result {
-	best := s.rootScores[0].score
-	for _, rs := range s.rootScores {
-		best = max(best, rs.score)
-	}
-	if best >= mateBound {
-		return res
-	}
-	var total int64
-	for _, rs := range s.rootScores {
-		if rs.score >= best-margin {
-			total += int64(margin - (best - rs.score) + 1)
-		}
-	}
-	r := int64(splitMix(s.seed^0x9e3779b97f4a7c15) % uint64(total))
-	for _, rs := range s.rootScores {
-		if rs.score < best-margin {
-			continue
-		}
-		r -= int64(margin - (best - rs.score) + 1)
-		if r < 0 {
-			if rs.move != res.BestMove {
-				res.BestMove = rs.move
-				res.Score = toScore(rs.score)
-				res.PV = []chess.Move{rs.move}
-			}
-			break
-		}
-	}
-	return res
+	return s.iterate(searchConfig{maxDepth: maxDepth, nodeLimit: p.Nodes, soft: tb.soft, hard: tb.hard,
+		multiPV: min(max(p.MultiPV, 1), MaxMultiPV), info: p.Info})
 }
 
 // iterate runs iterative deepening under cfg.
@@ -333,7 +261,7 @@ func (s *searcher) iterate(cfg searchConfig) Result {
 			stable = 0
 		}
 		prevBest = res.BestMove
-		elapsed := time.Since(s.start)
+		elapsed := s.since(s.start)
 		if cfg.soft > 0 && elapsed > time.Duration(float64(cfg.soft)*stabilityFactor(stable)) {
 			break
 		}
@@ -367,7 +295,7 @@ func (s *searcher) iterate(cfg searchConfig) Result {
 		}
 		res.BestMove, res.Score, res.PV = res.Lines[0].Move, res.Lines[0].Score, res.Lines[0].PV
 	}
-	res.Time = time.Since(s.start)
+	res.Time = s.since(s.start)
 	return res
 }
 
@@ -444,7 +372,7 @@ func (s *searcher) reportLine(info func(Info), multiPV, depth int, score int32, 
 	}
 	info(Info{
 		MultiPV: multiPV, Depth: depth, SelDepth: s.seldepth, Score: toScore(score), Bound: b,
-		Nodes: s.nodes, Time: time.Since(s.start), HashFull: s.tt.hashFull(),
+		Nodes: s.nodes, Time: s.since(s.start), HashFull: s.tt.hashFull(),
 		PV: append([]chess.Move(nil), pv...),
 	})
 }
@@ -464,7 +392,7 @@ func toScore(v int32) Score {
 func (s *searcher) poll() bool {
 	s.nodes++
 	if s.nodes&(pollInterval-1) == 0 && !s.stopped {
-		if s.hasHard && !time.Now().Before(s.hardStop) {
+		if s.hasHard && !s.now().Before(s.hardStop) {
 			s.stopped = true
 		} else if s.nodeLimit > 0 && s.nodes >= s.nodeLimit {
 			s.stopped = true
@@ -473,472 +401,4 @@ func (s *searcher) poll() bool {
 		}
 	}
 	return s.stopped
-}
-
-// evaluate is the static evaluation plus the level's noise.
-func (s *searcher) evaluate(pos *chess.Position) int32 {
-	v := evaluate(pos)
-	if s.noise > 0 {
-		v += int32(splitMix(pos.Hash()^s.seed)%uint64(2*s.noise+1)) - s.noise
-	}
-	return v
-}
-
-// splitMix is the SplitMix64 finaliser: a cheap, well-mixed hash.
-func splitMix(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
-	x = (x ^ x>>27) * 0x94d049bb133111eb
-	return x ^ x>>31
-}
-
-// isDraw reports a draw by the fifty-move rule, insufficient material or
-// repetition of any earlier position of the path or the game.
-func (s *searcher) isDraw(ply int) bool {
-	st := &s.stack[ply]
-	pos := &st.pos
-	hm := pos.HalfmoveClock()
-	if hm >= 100 && !(pos.InCheck() && pos.CountMoves() == 0) {
-		return true
-	}
-	if pos.InsufficientMaterial() {
-		return true
-	}
-	idx := s.histLen + ply
-	limit := min(hm, st.nullDist)
-	h := pos.Hash()
-	for i := idx - 4; i >= idx-limit && i >= 0; i -= 2 {
-		if s.hashes[i] == h {
-			return true
-		}
-	}
-	return false
-}
-
-// hasNonPawnMaterial reports whether c has a piece besides king and pawns
-// (null-move pruning is unsafe in pawn endings: zugzwang).
-func hasNonPawnMaterial(pos *chess.Position, c chess.Color) bool {
-	return pos.ByColor(c)&^pos.Pieces(c, chess.Pawn)&^pos.Pieces(c, chess.King) != 0
-}
-
-// enter prepares stack[ply+1] after a move (or nullMove) from ply.
-func (s *searcher) enter(ply int, m chess.Move) {
-	st, child := &s.stack[ply], &s.stack[ply+1]
-	st.move = m
-	if m == nullMove {
-		st.movedPiece = chess.NoPiece
-		child.nullDist = 0
-	} else {
-		st.movedPiece = st.pos.PieceAt(m.From())
-		child.nullDist = st.nullDist + 1
-	}
-	s.hashes[s.histLen+ply+1] = child.pos.Hash()
-}
-
-func (s *searcher) negamax(ply, depth int, alpha, beta int32, cutNode bool) int32 {
-	s.pvLen[ply] = 0
-	st := &s.stack[ply]
-	pos := &st.pos
-	inCheck := pos.InCheck()
-	if inCheck && ply < checkExtensionMaxPly {
-		depth++
-	}
-	if depth <= 0 {
-		return s.qsearch(ply, alpha, beta)
-	}
-	if s.poll() {
-		return 0
-	}
-	s.seldepth = max(s.seldepth, ply)
-	root := ply == 0
-	pvNode := beta-alpha > 1
-	if !root {
-		if s.isDraw(ply) {
-			return 0
-		}
-		if ply >= maxPly {
-			return s.evaluate(pos)
-		}
-		// Mate distance pruning: no line from here beats a shorter mate.
-		alpha = max(alpha, -mateScore+int32(ply))
-		beta = min(beta, mateScore-int32(ply)-1)
-		if alpha >= beta {
-			return alpha
-		}
-	}
-
-	key := pos.Hash() ^ s.salt
-	tte, hit := s.tt.probe(key)
-	ttMove := chess.NoMove
-	var ttScore int32
-	if hit {
-		ttMove = tte.move
-		ttScore = fromTT(int32(tte.score), ply)
-		if !pvNode && int(tte.depth) >= depth && pos.HalfmoveClock() < 90 {
-			switch tte.bound() {
-			case boundExact:
-				return ttScore
-			case boundLower:
-				if ttScore >= beta {
-					return ttScore
-				}
-			case boundUpper:
-				if ttScore <= alpha {
-					return ttScore
-				}
-			}
-		}
-	}
-
-	staticEval, eval := -infinity, -infinity
-	if !inCheck {
-		if hit && tte.eval != noEval {
-			staticEval = int32(tte.eval)
-		} else {
-			staticEval = s.evaluate(pos)
-		}
-		eval = staticEval
-		if hit {
-			b := tte.bound()
-			if b == boundExact || (b == boundLower && ttScore > eval) || (b == boundUpper && ttScore < eval) {
-				eval = ttScore
-			}
-		}
-	}
-	st.staticEval = staticEval
-	improving := !inCheck && ply >= 2 && staticEval > s.stack[ply-2].staticEval
-	s.heur.killers[ply+1] = [2]chess.Move{}
-	us := pos.Turn()
-
-	if !pvNode && !inCheck && !s.fullWidth {
-		// Reverse futility: far above beta at low depth, assume it holds.
-		if depth <= rfpMaxDepth && eval < mateBound {
-			margin := int32(rfpMargin * depth)
-			if improving {
-				margin -= rfpImproving
-			}
-			if eval-margin >= beta {
-				return eval
-			}
-		}
-		// Razoring: far below alpha, let quiescence decide.
-		if depth <= razorMaxDepth && eval+int32(razorMargin*depth) < alpha {
-			q := s.qsearch(ply, alpha, alpha+1)
-			if q <= alpha {
-				return q
-			}
-		}
-		// Null move: if passing still beats beta, a real move will too.
-		if depth >= nmpMinDepth && eval >= beta && staticEval >= beta && ply > 0 &&
-			s.stack[ply-1].move != nullMove && hasNonPawnMaterial(pos, us) && beta > -mateBound {
-			r := nmpBase + depth/nmpDepthDivisor + int(min((eval-beta)/nmpEvalDivisor, nmpMaxEvalBonus))
-			child := &s.stack[ply+1]
-			child.pos = *pos
-			child.pos.PlayNull()
-			s.enter(ply, nullMove)
-			score := -s.negamax(ply+1, depth-1-r, -beta, -beta+1, !cutNode)
-			if s.stopped {
-				return 0
-			}
-			if score >= beta {
-				if score >= mateBound {
-					score = beta
-				}
-				return score
-			}
-		}
-	}
-
-	// Internal iterative reduction: no hash move, probably a poor node.
-	if depth >= iirMinDepth && ttMove == chess.NoMove && (pvNode || cutNode) && !s.fullWidth {
-		depth--
-	}
-
-	if root && s.rootHint != chess.NoMove {
-		ttMove = s.rootHint // a later multi-PV line: its move of the last iteration first
-	}
-	var counter chess.Move
-	if ply > 0 {
-		if prev := s.stack[ply-1].move; prev != nullMove && prev != chess.NoMove {
-			counter = s.heur.counter[s.stack[ply-1].movedPiece][prev.To()]
-		}
-	}
-	mp := &st.picker
-	mp.init(pos, chess.GenAll, ttMove, &s.heur, ply, counter)
-	if mp.n == 0 {
-		if inCheck {
-			return -mateScore + int32(ply)
-		}
-		return 0
-	}
-
-	bestScore, bestMove := -infinity, chess.NoMove
-	moveCount, quietCount := 0, 0
-	var quiets [64]chess.Move
-	nQuiets := 0
-	skipQuiets := false
-	canPrune := !root && !s.fullWidth && hasNonPawnMaterial(pos, us)
-	for {
-		m, order := mp.next()
-		if m == chess.NoMove {
-			break
-		}
-		if root && len(s.excluded) > 0 && s.isExcluded(m) {
-			continue
-		}
-		quiet := !isNoisy(pos, m)
-		if quiet && skipQuiets {
-			continue
-		}
-		special := order >= scoreCounter && order < scoreGoodNoisy // killer or counter
-		var hist int32
-		if quiet {
-			hist = s.heur.history[us][m.From()][m.To()]
-		}
-		futile := false
-		if canPrune && bestScore > -mateBound {
-			if quiet {
-				lmpLimit := lmpBase + depth*depth
-				if !improving {
-					lmpLimit /= 2
-				}
-				if depth <= lmpMaxDepth && quietCount >= lmpLimit {
-					skipQuiets = true
-					continue
-				}
-				if depth <= historyPruneDepth && hist < int32(-historyPruneLimit*depth) && !special {
-					continue
-				}
-				futile = !inCheck && depth <= futilityMaxDepth && !special &&
-					staticEval+futilityBase+int32(futilityPerDepth*depth) <= alpha
-				if depth <= seeQuietMaxDepth && !seeGE(pos, m, int32(-seeQuietMargin*depth)) {
-					continue
-				}
-			} else if depth <= seeNoisyMaxDepth && !seeGE(pos, m, int32(-seeNoisyMargin*depth*depth)) {
-				continue
-			}
-		}
-
-		child := &s.stack[ply+1]
-		child.pos = *pos
-		child.pos.Play(m)
-		givesCheck := child.pos.InCheck()
-		if futile && !givesCheck {
-			continue
-		}
-		s.enter(ply, m)
-		moveCount++
-		if quiet {
-			quietCount++
-			if nQuiets < len(quiets) {
-				quiets[nQuiets] = m
-				nQuiets++
-			}
-		}
-
-		newDepth := depth - 1
-		var score int32
-		switch {
-		case root && s.exactRoot:
-			score = -s.negamax(ply+1, newDepth, -infinity, infinity, false)
-		default:
-			fullZeroWindow := !pvNode || moveCount > 1
-			if depth >= lmrMinDepth && moveCount > 1+boolInt(pvNode) && (quiet || order < 0) && !s.fullWidth {
-				r := int(lmrTable[min(depth, 63)][min(moveCount, 63)])
-				if !pvNode {
-					r++
-				}
-				if cutNode {
-					r++
-				}
-				if improving {
-					r--
-				}
-				if givesCheck || special {
-					r--
-				}
-				if quiet {
-					r -= int(hist / lmrHistoryDivisor)
-				}
-				r = min(max(r, 0), newDepth-1)
-				score = -s.negamax(ply+1, newDepth-r, -alpha-1, -alpha, true)
-				fullZeroWindow = score > alpha && r > 0
-			}
-			if fullZeroWindow {
-				score = -s.negamax(ply+1, newDepth, -alpha-1, -alpha, !cutNode)
-			}
-			if pvNode && (moveCount == 1 || (score > alpha && (root || score < beta))) {
-				score = -s.negamax(ply+1, newDepth, -beta, -alpha, false)
-			}
-		}
-		if s.stopped {
-			return 0
-		}
-		if root && s.exactRoot {
-			s.rootScores = append(s.rootScores, rootScore{move: m, score: score})
-		}
-
-		if score > bestScore {
-			bestScore = score
-			if score > alpha {
-				bestMove = m
-				s.pv[ply][0] = m
-				n := copy(s.pv[ply][1:], s.pv[ply+1][:s.pvLen[ply+1]])
-				s.pvLen[ply] = n + 1
-				if root {
-					s.rootBest, s.rootBestScore = m, score
-					s.rootPV = append(s.rootPV[:0], s.pv[0][:s.pvLen[0]]...)
-				}
-				if score >= beta {
-					if quiet {
-						var prev chess.Move
-						var prevPiece chess.Piece
-						if ply > 0 {
-							prev, prevPiece = s.stack[ply-1].move, s.stack[ply-1].movedPiece
-						}
-						s.heur.rewardQuiet(us, m, prev, prevPiece, ply, depth, quiets[:nQuiets])
-					}
-					break
-				}
-				alpha = score
-			}
-		}
-	}
-
-	bd := boundUpper
-	switch {
-	case bestScore >= beta:
-		bd = boundLower
-	case bestMove != chess.NoMove:
-		bd = boundExact
-	}
-	storedEval := staticEval
-	if inCheck {
-		storedEval = noEval
-	}
-	// The root is not stored when its score is of some moves only (exact
-	// root scores of weakened levels, later multi-PV lines).
-	if !(root && (s.exactRoot || s.pvIdx > 0)) {
-		s.tt.store(key, bestMove, toTT(bestScore, ply), storedEval, depth, bd)
-	}
-	return bestScore
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// qsearch resolves captures (and check evasions) until the position is
-// quiet, so the static evaluation is not taken in the middle of an exchange.
-func (s *searcher) qsearch(ply int, alpha, beta int32) int32 {
-	s.pvLen[ply] = 0
-	if s.poll() {
-		return 0
-	}
-	s.seldepth = max(s.seldepth, ply)
-	st := &s.stack[ply]
-	pos := &st.pos
-	if ply >= maxPly {
-		return s.evaluate(pos)
-	}
-	if pos.InsufficientMaterial() {
-		return 0
-	}
-	inCheck := pos.InCheck()
-	pvNode := beta-alpha > 1
-
-	key := pos.Hash() ^ s.salt
-	tte, hit := s.tt.probe(key)
-	ttMove := chess.NoMove
-	if hit {
-		ttMove = tte.move
-		ttScore := fromTT(int32(tte.score), ply)
-		if !pvNode {
-			switch tte.bound() {
-			case boundExact:
-				return ttScore
-			case boundLower:
-				if ttScore >= beta {
-					return ttScore
-				}
-			case boundUpper:
-				if ttScore <= alpha {
-					return ttScore
-				}
-			}
-		}
-	}
-
-	bestScore := -infinity
-	staticEval := int32(noEval)
-	if !inCheck {
-		if hit && tte.eval != noEval {
-			staticEval = int32(tte.eval)
-		} else {
-			staticEval = s.evaluate(pos)
-		}
-		if staticEval >= beta {
-			return staticEval
-		}
-		alpha = max(alpha, staticEval)
-		bestScore = staticEval
-	}
-
-	gen := chess.GenNoisy
-	if inCheck {
-		gen = chess.GenAll
-	}
-	mp := &st.picker
-	mp.init(pos, gen, ttMove, nil, ply, chess.NoMove)
-	if mp.n == 0 && inCheck {
-		return -mateScore + int32(ply)
-	}
-	bestMove := chess.NoMove
-	for {
-		m, order := mp.next()
-		if m == chess.NoMove {
-			break
-		}
-		if !inCheck {
-			if order < 0 && m.Kind() != chess.KindPromotion {
-				break // the rest lose material (SEE < 0)
-			}
-			if m.Kind() != chess.KindPromotion &&
-				staticEval+seeValue[capturedType(pos, m)]+qsDeltaMargin <= alpha {
-				continue
-			}
-		}
-		child := &s.stack[ply+1]
-		child.pos = *pos
-		child.pos.Play(m)
-		score := -s.qsearch(ply+1, -beta, -alpha)
-		if s.stopped {
-			return 0
-		}
-		if score > bestScore {
-			bestScore = score
-			if score > alpha {
-				bestMove = m
-				s.pv[ply][0] = m
-				n := copy(s.pv[ply][1:], s.pv[ply+1][:s.pvLen[ply+1]])
-				s.pvLen[ply] = n + 1
-				if score >= beta {
-					break
-				}
-				alpha = score
-			}
-		}
-	}
-	bd := boundUpper
-	switch {
-	case bestScore >= beta:
-		bd = boundLower
-	case bestMove != chess.NoMove && pvNode:
-		bd = boundExact
-	}
-	s.tt.store(key, bestMove, toTT(bestScore, ply), staticEval, 0, bd)
-	return bestScore
 }
