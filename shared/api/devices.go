@@ -141,7 +141,7 @@ func describeNotifications(err error, d func(status int, code string) described)
 		return d(http.StatusNotFound, "device_not_found"), true
 	case errors.Is(err, service.ErrNotificationNotFound):
 		return d(http.StatusNotFound, "notification_not_found"), true
-	case errors.Is(err, service.ErrNoNotifications):
+	case errors.Is(err, service.ErrNoNotifications), errors.As(err, new(*service.PushError)):
 		return d(http.StatusServiceUnavailable, "unavailable"), true
 	}
 	return described{}, false

@@ -31,6 +31,10 @@ func TestDeviceRegistration(t *testing.T) {
 	if again.json["deviceId"] != id || again.json["locale"] != "en" {
 		t.Errorf("the same token again = %v; want 200 with the same device, its locale now en", again.json)
 	}
+	kept := a.do("POST", "/v1/players/me/devices", p, deviceBody(1)).expect(t, http.StatusOK)
+	if kept.json["locale"] != "en" {
+		t.Errorf("the same token without a locale = %v; want the locale it had (en)", kept.json)
+	}
 	a.clock.Advance(time.Second)
 	fcm := a.do("POST", "/v1/players/me/devices", p, map[string]any{"platform": "fcm", "token": "dQw4w9WgXcQ:" + strings.Repeat("APA91b-_", 20)}).expect(t, http.StatusCreated)
 	list := a.do("GET", "/v1/players/me/devices", p, nil).expect(t, http.StatusOK)
@@ -123,6 +127,14 @@ func TestPlatformUnavailable(t *testing.T) {
 		t.Errorf("fcm without an application = %s %q; want platform_unavailable on platform", code, field)
 	}
 	a.do("POST", "/v1/players/me/devices", p, deviceBody(1)).expect(t, http.StatusCreated)
+}
+
+func TestPushProviderDown(t *testing.T) {
+	a := newTestAPIWith(t, func(c *service.Config) { c.Sender = downSender{} })
+	r := a.do("POST", "/v1/players/me/devices", a.newPlayer("down"), deviceBody(1)).expect(t, http.StatusServiceUnavailable)
+	if code, _ := r.errorCode(); code != "unavailable" {
+		t.Errorf("a failing provider = %s; want unavailable (retry later)", code)
+	}
 }
 
 // FuzzRegisterDevice posts any body to the registration: the answer is a

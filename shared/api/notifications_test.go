@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"chessapi/shared/notify"
@@ -22,3 +23,11 @@ func (apnsOnlySender) Register(_ context.Context, d notify.Device) (notify.Devic
 }
 func (apnsOnlySender) Send(context.Context, notify.Device, notify.Message) error { return nil }
 func (apnsOnlySender) Unregister(context.Context, notify.Device) error           { return nil }
+
+// downSender is a push provider that fails every registration.
+type downSender struct{ apnsOnlySender }
+
+func (downSender) Available(notify.Platform) bool { return true }
+func (downSender) Register(context.Context, notify.Device) (notify.Device, error) {
+	return notify.Device{}, errors.New("sns: throttled")
+}

@@ -36,6 +36,19 @@ var (
 	ErrNoNotifications = errors.New("notifications are not configured")
 )
 
+// PushError is a push provider that failed a registration (SNS
+// throttled, or down): the request may be tried again.
+type PushError struct {
+	Platform notify.Platform
+	Err      error
+}
+
+func (e *PushError) Error() string {
+	return fmt.Sprintf("service: register %s device: %v", e.Platform, e.Err)
+}
+
+func (e *PushError) Unwrap() error { return e.Err }
+
 // DeviceInput is a device registration as the edge decoded it.
 type DeviceInput struct {
 	Platform string
@@ -89,7 +102,7 @@ func sessionOf(c Caller) string { return c.hash() }
 
 // RegisterDevice registers the caller's device. added is false when the
 // caller had registered the same token already (its device is returned,
-// with the locale given now).
+// with the locale given now, or the one it had when none is given).
 func (s *Service) RegisterDevice(ctx context.Context, c Caller, in DeviceInput) (dev DeviceRecord, added bool, err error) {
 	ns, err := s.notifications()
 	if err != nil {
@@ -113,6 +126,9 @@ func (s *Service) RegisterDevice(ctx context.Context, c Caller, in DeviceInput) 
 	known := false
 	for _, d := range devices {
 		if d.Platform == platform && d.Token == token {
+			if in.Locale == "" {
+				locale = d.Locale // not given again: kept
+			}
 			if d.Locale == locale {
 				return d, false, nil
 			}
@@ -136,8 +152,10 @@ func (s *Service) RegisterDevice(ctx context.Context, c Caller, in DeviceInput) 
 	}
 	registered := notify.Device{Platform: platform, Token: token}
 	if s.cfg.Sender != nil {
-		if registered, err = s.cfg.Sender.Register(ctx, registered); err != nil {
-			return DeviceRecord{}, false, fmt.Errorf("register %s device: %w", platform, err)
+		if registered, err = s.cfg.Sender.Register(ctx, registered); errors.Is(err, notify.ErrPlatformUnavailable) {
+			return DeviceRecord{}, false, ErrPlatformUnavailable
+		} else if err != nil {
+			return DeviceRecord{}, false, &PushError{Platform: platform, Err: err}
 		}
 	}
 	id, err := s.newDeviceID()
