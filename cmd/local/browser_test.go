@@ -496,8 +496,15 @@ func TestBrowserReloadAndReconnect(t *testing.T) {
 	p.waitMoves(3, 2*time.Second)
 	p.waitFor("the stream", `document.querySelector('#conn-status').dataset.status === 'live'`, 5*time.Second)
 
-	// The network drops; three moves are made meanwhile (black, then
-	// white from another device with the same seat, then black).
+	// White offers a draw; the network drops; three moves are made
+	// meanwhile (black, which declines the offer by moving, then white
+	// from another device with the same seat, then black). Only the
+	// events say the offer was declined: the page must come back with
+	// afterVersion to hear it.
+	if code, body := c.call("POST", "/v1/games/"+id+"/actions", whiteToken, map[string]any{"type": "offerDraw"}); code != 200 {
+		t.Fatalf("draw offer: %d %v", code, body)
+	}
+	p.waitFor("the offer on the page", `!!document.querySelector('#draw-pending')`, 3*time.Second)
 	proxy.drop()
 	p.waitFor("the page to notice", `document.querySelector('#conn-status').dataset.status === 'offline'`, 5*time.Second)
 	p.screenshot("reconnecting")
@@ -510,6 +517,7 @@ func TestBrowserReloadAndReconnect(t *testing.T) {
 	}
 	proxy.allow()
 	p.waitMoves(6, 15*time.Second)
+	p.waitFor("the missed decline, told", `document.querySelector('#toast.shown')?.textContent === '상대가 무승부를 거절했어요'`, 3*time.Second)
 	p.waitFor("the stream again", `document.querySelector('#conn-status').dataset.status === 'live'`, 5*time.Second)
 	for sq, code := range map[string]string{"c6": "bn", "c4": "wb", "f6": "bn", "f1": "", "g8": ""} {
 		if got := p.pieceAt(sq); got != code {

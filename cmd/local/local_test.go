@@ -18,7 +18,7 @@ import (
 )
 
 type client struct {
-	t    *testing.T
+	t    testing.TB
 	base string
 }
 

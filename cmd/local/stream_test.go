@@ -4,13 +4,18 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -19,6 +24,7 @@ import (
 	"github.com/coder/websocket"
 
 	"chessapi/shared/api"
+	"chessapi/shared/api/streamtest"
 )
 
 // End-to-end tests of the local stream (/v1/stream) with real WebSocket
@@ -39,16 +45,21 @@ func startLocal(t *testing.T, mutate ...func(*config)) client {
 	return client{t: t, base: "http://" + <-ready}
 }
 
-// streamClient is one WebSocket connection with a reader goroutine.
+// streamClient is one WebSocket connection with a reader goroutine, and
+// the follower that applies what it reads as an app would
+// (api/streamtest).
 type streamClient struct {
-	t    *testing.T
-	ws   *websocket.Conn
-	msgs chan map[string]any
+	t      testing.TB
+	ws     *websocket.Conn
+	msgs   chan map[string]any
+	follow *streamtest.Follower
+	// sizes are the bytes of each message read, by type.
+	sizes map[string][]int
 }
 
 func (c client) dialStream(token string, query string) (*streamClient, *http.Response, error) {
 	c.t.Helper()
-	opts := &websocket.DialOptions{HTTPHeader: http.Header{}}
+	opts := &websocket.DialOptions{HTTPHeader: http.Header{}, CompressionMode: websocket.CompressionNoContextTakeover}
 	if token != "" {
 		opts.HTTPHeader.Set("Authorization", "Bearer "+token)
 	}
@@ -57,7 +68,8 @@ func (c client) dialStream(token string, query string) (*streamClient, *http.Res
 	if err != nil {
 		return nil, resp, err
 	}
-	sc := &streamClient{t: c.t, ws: ws, msgs: make(chan map[string]any, 1024)}
+	ws.SetReadLimit(1 << 20)
+	sc := &streamClient{t: c.t, ws: ws, msgs: make(chan map[string]any, 4096), follow: streamtest.New(), sizes: map[string][]int{}}
 	go func() {
 		defer close(sc.msgs)
 		for {
@@ -70,6 +82,7 @@ func (c client) dialStream(token string, query string) (*streamClient, *http.Res
 				c.t.Errorf("stream message is not JSON: %q", data)
 				return
 			}
+			m["_bytes"] = float64(len(data))
 			sc.msgs <- m
 		}
 	}()
@@ -77,9 +90,9 @@ func (c client) dialStream(token string, query string) (*streamClient, *http.Res
 	return sc, resp, nil
 }
 
-func (c client) stream(token string) *streamClient {
+func (c client) stream(token string, query ...string) *streamClient {
 	c.t.Helper()
-	sc, _, err := c.dialStream(token, "")
+	sc, _, err := c.dialStream(token, strings.Join(query, ""))
 	if err != nil {
 		c.t.Fatalf("dial stream: %v", err)
 	}
@@ -94,13 +107,20 @@ func (s *streamClient) send(v any) {
 	}
 }
 
-// next returns the next message (failing after 5 s).
+// next returns the next message (failing after 5 s), applied to the
+// follower.
 func (s *streamClient) next() map[string]any {
 	s.t.Helper()
 	select {
 	case m, ok := <-s.msgs:
 		if !ok {
 			s.t.Fatalf("stream closed")
+		}
+		size := int(m["_bytes"].(float64))
+		delete(m, "_bytes")
+		s.sizes[m["type"].(string)] = append(s.sizes[m["type"].(string)], size)
+		if err := s.follow.Apply(m); err != nil {
+			s.t.Fatal(err)
 		}
 		return m
 	case <-time.After(5 * time.Second):
@@ -117,6 +137,14 @@ func (s *streamClient) expect(typ string) map[string]any {
 		s.t.Fatalf("stream message %v; want type %q", m, typ)
 	}
 	return m
+}
+
+// until reads until the followed game is at version v.
+func (s *streamClient) until(gameID string, v int64) {
+	s.t.Helper()
+	for g := s.follow.Game(gameID); g == nil || g.Version < v; g = s.follow.Game(gameID) {
+		s.next()
+	}
 }
 
 func (s *streamClient) subscribe(gameID string, after ...int64) map[string]any {
@@ -141,29 +169,100 @@ func version(m map[string]any) int64 { return int64(m["version"].(float64)) }
 
 func gameOf(m map[string]any) map[string]any { return m["game"].(map[string]any) }
 
+func deltaOf(m map[string]any) map[string]any { return m["delta"].(map[string]any) }
+
+// view is GET /v1/games/{id} as a client with token (or none) reading lang
+// gets it.
+func (c client) view(id, token, lang string) map[string]any {
+	c.t.Helper()
+	req, _ := http.NewRequest("GET", c.base+"/v1/games/"+id, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	req.Header.Set("Accept-Language", lang)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out struct {
+		Game map[string]any `json:"game"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&out); err != nil || res.StatusCode != 200 {
+		c.t.Fatalf("GET %s: %d %v", id, res.StatusCode, err)
+	}
+	return out.Game
+}
+
+// testClock is a service clock that moves only when the test says: the
+// views a stream client builds and the GET views are then read at the same
+// instant, clocks included.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newTestClock(t time.Time) *testClock { return &testClock{now: t} }
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// frozenClock runs the local server on clock.
+func frozenClock(cfg *config, clock *testClock) { cfg.now = clock.Now }
+
 func TestStreamDeliversEachSubscriberItsView(t *testing.T) {
-	c := startLocal(t)
+	clock := newTestClock(time.Now())
+	c := startLocal(t, func(cfg *config) { frozenClock(cfg, clock) })
 	id, tokens := c.humanGame(map[string]any{"timeControl": "10+5"})
 	white, black, spectator := c.stream(tokens["white"]), c.stream(tokens["black"]), c.stream("")
 	for _, s := range []*streamClient{white, black, spectator} {
 		s.subscribe(id)
 	}
+	// The seats' own connections made versions (they are connected now).
+	cur := version(c.view(id, "", "ko"))
+	for _, s := range []*streamClient{white, black, spectator} {
+		s.until(id, cur)
+	}
+	clock.Advance(2 * time.Second)
 	if code, _ := c.call("POST", "/v1/games/"+id+"/actions", tokens["white"], map[string]any{"type": "move", "payload": map[string]any{"uci": "e2e4"}}); code != 200 {
 		t.Fatalf("e4: %d", code)
 	}
 	for name, s := range map[string]*streamClient{"white": white, "black": black, "spectator": spectator} {
 		m := s.expect("change")
-		g := gameOf(m)
-		_, hasLegal := g["legalMoves"]
-		if m["gameId"] != id || version(m) != int64(g["version"].(float64)) || eventTypes(m)[0] != "moved" {
+		d := deltaOf(m)
+		lm, hasLegal := d["legalMoves"]
+		if m["gameId"] != id || version(m) != int64(d["version"].(float64)) || eventTypes(m)[0] != "moved" || d["move"].(map[string]any)["san"] != "e4" {
 			t.Errorf("%s: change %v", name, m)
 		}
-		if hasLegal != (name == "black") {
-			t.Errorf("%s: legalMoves present = %v; only the seat to move (black) gets them", name, hasLegal)
+		if _, ok := d["moves"]; ok {
+			t.Errorf("%s: the delta carries the move list", name)
 		}
-		wantYou := map[string]any{"white": "white", "black": "black", "spectator": nil}[name]
-		if g["you"] != wantYou {
-			t.Errorf("%s: you = %v; want %v", name, g["you"], wantYou)
+		switch name {
+		case "black":
+			if list, _ := lm.([]any); len(list) != 20 {
+				t.Errorf("black, to move: legalMoves %v; want its 20 moves", lm)
+			}
+		case "white":
+			if !hasLegal || lm != nil {
+				t.Errorf("white, who moved: legalMoves %v (present %v); want null", lm, hasLegal)
+			}
+		default:
+			if hasLegal {
+				t.Errorf("spectator: legalMoves present")
+			}
+		}
+		token := map[string]string{"white": tokens["white"], "black": tokens["black"]}[name]
+		if got, want := s.follow.Game(id).View, c.view(id, token, "ko"); !streamtest.Equal(got, want) {
+			t.Errorf("%s: the view from deltas differs from GET: %s", name, streamtest.Diff(got, want))
 		}
 	}
 	// A draw offer made and withdrawn between two reads is two changes.
@@ -178,13 +277,142 @@ func TestStreamDeliversEachSubscriberItsView(t *testing.T) {
 	spectator.expect("pong")
 }
 
+// TestStreamFollowsALongGameFromDeltas: two seats and two spectators (in
+// Korean and English) follow 300 plies of the long game — moves, draw
+// offers, take-backs — from deltas only; at every version each one's view
+// equals the view GET /v1/games/{id} gives it. A client reconnecting with
+// afterVersion at a random version gets the whole view and exactly the
+// events it missed, then only newer changes; sync gives the whole view.
+// Changes do not grow with the game.
+func TestStreamFollowsALongGameFromDeltas(t *testing.T) {
+	if testing.Short() {
+		t.Skip("300 plies, four followers, a GET per follower and version")
+	}
+	script, err := streamtest.LongGame()
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := newTestClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	c := startLocal(t, func(cfg *config) { frozenClock(cfg, clock) })
+	id, tokens := c.humanGame(map[string]any{"colorAssignment": "hostWhite"})
+	type follower struct {
+		name, token, lang string
+		s                 *streamClient
+	}
+	followers := []*follower{
+		{name: "white (ko)", token: tokens["white"], lang: "ko"},
+		{name: "black (en)", token: tokens["black"], lang: "en"},
+		{name: "spectator (ko)", lang: "ko"},
+		{name: "spectator (en)", lang: "en"},
+	}
+	for _, f := range followers {
+		f.s = c.stream(f.token, "?lang="+f.lang)
+		f.s.subscribe(id)
+	}
+	seat := map[string]string{"w": tokens["white"], "b": tokens["black"]}
+	rng := rand.New(rand.NewPCG(21, 300))
+	reconnectAt := int64(20 + rng.IntN(200))
+	var late *streamClient
+	var lateFrom, lateV int64
+	check := func(when string) {
+		t.Helper()
+		cur := version(c.view(id, "", "ko"))
+		for _, f := range followers {
+			f.s.until(id, cur)
+			// An action that made no version (POST presence while the
+			// seat's stream is open) leaves the last reading of the clock.
+			if got, want := f.s.follow.Game(id).View, c.view(id, f.token, f.lang); !streamtest.SameAt(got, want) {
+				t.Fatalf("%s, %s (version %d): the view from deltas differs from GET: %s", when, f.name, cur, streamtest.DiffAt(got, want))
+			}
+		}
+		if late != nil {
+			late.until(id, cur)
+			if g := late.follow.Game(id); !streamtest.SameAt(g.View, c.view(id, "", "en")) {
+				t.Fatalf("%s: the reconnected client's view differs from GET", when)
+			}
+		}
+		if late == nil && cur >= reconnectAt {
+			// A client that had version lateFrom connects again.
+			lateFrom = cur - 1 - int64(rng.IntN(20))
+			late = c.stream("", "?lang=en")
+			m := late.subscribe(id, lateFrom)
+			lateV = version(m)
+			var missed []int64
+			for _, mc := range m["missed"].([]any) {
+				missed = append(missed, int64(mc.(map[string]any)["version"].(float64)))
+			}
+			want := followers[2].s.follow.Game(id).Events
+			for v := lateFrom + 1; v <= lateV; v++ {
+				if len(missed) == 0 || missed[0] != v {
+					t.Fatalf("reconnect after %d at %d: missed versions %v; want every one from %d", lateFrom, lateV, missed, lateFrom+1)
+				}
+				missed = missed[1:]
+				if got := late.follow.Game(id).Events[v]; !reflect.DeepEqual(got, want[v]) {
+					t.Errorf("missed version %d: events %v; the followers got %v", v, got, want[v])
+				}
+			}
+			if len(missed) != 0 {
+				t.Fatalf("missed versions past the view's %d: %v", lateV, missed)
+			}
+		}
+	}
+	check("subscribed")
+	plies := 0
+	for _, l := range script {
+		if plies >= 300 {
+			break
+		}
+		clock.Advance(l.Delay)
+		body, presence := l.Body()
+		path := "/v1/games/" + id + "/actions"
+		if presence {
+			path = "/v1/games/" + id + "/presence"
+		}
+		code, resp := c.call("POST", path, seat[l.Seat], body)
+		if code != 200 {
+			t.Fatalf("%s %s %s: %d %v", l.Seat, l.Verb, l.Arg, code, resp)
+		}
+		if l.Verb == "move" {
+			plies++
+		}
+		check(fmt.Sprintf("after %s %s %s (ply %d)", l.Seat, l.Verb, l.Arg, plies))
+	}
+	// The reconnected client got only versions after its view, once each.
+	if g := late.follow.Game(id); g.Ignored != 0 || g.Subscribed != 1 {
+		t.Errorf("reconnected client: %d versions ignored, %d whole views; want none again, one", g.Ignored, g.Subscribed)
+	}
+	// sync: the whole view again.
+	sp := followers[3].s
+	sp.send(map[string]any{"action": "sync", "gameId": id})
+	m := sp.expect("subscribed")
+	if len(m["missed"].([]any)) != 0 || !streamtest.Equal(gameOf(m), c.view(id, "", "en")) {
+		t.Errorf("sync: missed %v, %s", m["missed"], streamtest.Diff(gameOf(m), c.view(id, "", "en")))
+	}
+	// Changes do not grow with the game: the largest of the last 100 is
+	// no larger than the largest of the first 100 plus the result.
+	sizes := followers[0].s.sizes["change"]
+	early, lateMax := slices.Max(sizes[:100]), slices.Max(sizes[len(sizes)-100:])
+	if lateMax > early+512 || lateMax > 8<<10 {
+		t.Errorf("change messages: at most %d bytes early, %d late; want no growth with the game", early, lateMax)
+	}
+	t.Logf("white over %d plies: %d changes, %d bytes in all (largest %d)", plies, len(sizes), sum(sizes), slices.Max(sizes))
+}
+
+func sum(xs []int) int {
+	n := 0
+	for _, x := range xs {
+		n += x
+	}
+	return n
+}
+
 func TestStreamCatchUpAndReset(t *testing.T) {
 	c := startLocal(t)
 	id, tokens := c.humanGame(nil)
 	sub := c.stream("")
 	at := version(sub.subscribe(id))
 	// Versions the subscriber missed while away: a reconnect with
-	// afterVersion replays exactly those.
+	// afterVersion gets the whole view with exactly their events.
 	sub.ws.Close(websocket.StatusNormalClosure, "")
 	for _, uci := range []string{"e2e4", "e7e5", "g1f3"} {
 		seat := tokens["white"]
@@ -196,26 +424,28 @@ func TestStreamCatchUpAndReset(t *testing.T) {
 		}
 	}
 	back := c.stream("")
-	cur := version(back.subscribe(id, at))
-	for v := at + 1; v <= cur; v++ {
-		m := back.expect("change")
-		if version(m) != v {
-			t.Fatalf("replayed version %d; want %d", version(m), v)
+	m := back.subscribe(id, at)
+	missed := m["missed"].([]any)
+	if version(m) != at+3 || len(missed) != 3 {
+		t.Fatalf("subscribed after %d: version %d, missed %v; want the 3 moves", at, version(m), missed)
+	}
+	for i, mc := range missed {
+		if v := int64(mc.(map[string]any)["version"].(float64)); v != at+1+int64(i) || eventTypes(mc.(map[string]any))[0] != "moved" {
+			t.Errorf("missed[%d] = %v; want version %d, moved", i, mc, at+1+int64(i))
 		}
 	}
-	if cur != at+3 {
-		t.Errorf("missed versions %d..%d; want 3", at+1, cur)
+	if moves := gameOf(m)["moves"].([]any); len(moves) != 3 {
+		t.Errorf("the view has %d moves; want 3", len(moves))
 	}
 	// More changes than the log keeps: a reset.
+	cur := version(m)
 	for i := 0; i < 70; i++ {
 		c.call("POST", "/v1/games/"+id+"/presence", tokens["white"], map[string]any{"connected": i%2 == 1})
 	}
-	for version(back.expect("change")) < cur+70 {
-	}
+	back.until(id, cur+70)
 	again := c.stream("")
-	again.subscribe(id, at)
-	if m := again.expect("reset"); gameOf(m)["version"] == nil {
-		t.Errorf("reset without the game: %v", m)
+	if m := again.subscribe(id, at); m["reset"] != true || m["missed"] != nil || gameOf(m)["version"] == nil {
+		t.Errorf("subscribed after a version older than the log: %v; want reset with the view", m)
 	}
 }
 
@@ -244,6 +474,14 @@ func TestStreamBadMessages(t *testing.T) {
 	if code, _ := errorOf(s.expect("error")); code != "unknown_field" {
 		t.Errorf("unknown field: %s", code)
 	}
+	s.send(map[string]any{"action": "subscribe", "player": "you"})
+	if code, _ := errorOf(s.expect("error")); code != "invalid_field" {
+		t.Errorf("player other than me: %s", code)
+	}
+	s.send(map[string]any{"action": "sync", "gameId": id, "afterVersion": 3})
+	if code, _ := errorOf(s.expect("error")); code != "invalid_field" {
+		t.Errorf("sync with afterVersion: %s", code)
+	}
 	// This token is a seat of another game: forbidden there, named.
 	s.send(map[string]any{"action": "subscribe", "gameId": other})
 	if code, gid := errorOf(s.expect("error")); code != "forbidden" || gid != other {
@@ -266,7 +504,8 @@ func TestStreamBadMessages(t *testing.T) {
 	// The connections stay usable after errors.
 	s.subscribe(id)
 	s.send(map[string]any{"action": "ping"})
-	s.expect("pong")
+	for s.next()["type"] != "pong" { // the seat's own presence change may come first
+	}
 	spectator.send(map[string]any{"action": "unsubscribe", "gameId": other})
 	spectator.send(map[string]any{"action": "ping"})
 	spectator.expect("pong")
@@ -284,9 +523,12 @@ func TestStreamBadMessages(t *testing.T) {
 	}
 }
 
-// TestStreamPresence: closing the last connection of the side to move
-// starts its disconnect grace, and the game ends when it runs out with
-// nobody calling; reconnecting inside the grace keeps the game going.
+// TestStreamPresence: a seat is not connected before any stream connection
+// (and its HTTP requests do not change that), connected while one is open,
+// and not connected since the moment its last one closed; closing the last
+// connection of the side to move starts its disconnect grace, and the game
+// ends when it runs out with nobody calling; reconnecting inside the grace
+// keeps the game going.
 func TestStreamPresence(t *testing.T) {
 	// The service clock runs 29.7 s behind from the start; when white is
 	// gone for good it catches up, so the 30 s grace that began with
@@ -303,16 +545,33 @@ func TestStreamPresence(t *testing.T) {
 			t.Fatalf("%s", mv.uci)
 		}
 	}
-	white := c.stream(tokens["white"])
-	white.subscribe(id)
+	presence := func() map[string]any {
+		return c.view(id, "", "ko")["players"].(map[string]any)["white"].(map[string]any)["presence"].(map[string]any)
+	}
+	if p := presence(); p["connected"] != false || p["since"] != nil {
+		t.Fatalf("before any stream connection (moves over HTTP): %v; want not connected, since null", p)
+	}
 	watcher := c.stream("")
 	watcher.subscribe(id)
+	white := c.stream(tokens["white"])
+	white.subscribe(id)
+	if ev := eventTypes(watcher.expect("change")); len(ev) != 0 {
+		t.Fatalf("white's first connection: events %v; want none (nothing to reconnect)", ev)
+	}
+	if p := presence(); p["connected"] != true || p["since"] == nil {
+		t.Fatalf("while white's connection is open: %v; want connected since then", p)
+	}
 
 	// Reconnecting inside the grace: the disconnect and the reconnect are
 	// two changes, and the game goes on.
 	white.ws.Close(websocket.StatusNormalClosure, "")
-	if ev := eventTypes(watcher.expect("change")); ev[0] != "playerDisconnected" {
+	m := watcher.expect("change")
+	if ev := eventTypes(m); ev[0] != "playerDisconnected" {
 		t.Fatalf("after white's stream closed: %v", ev)
+	}
+	closedAt := m["events"].([]any)[0].(map[string]any)["at"]
+	if p := presence(); p["connected"] != false || p["since"] != closedAt {
+		t.Fatalf("after white's connection closed: %v; want not connected since %v", p, closedAt)
 	}
 	white = c.stream(tokens["white"])
 	white.subscribe(id)
@@ -326,8 +585,8 @@ func TestStreamPresence(t *testing.T) {
 		t.Fatalf("after white left: %v", ev)
 	}
 	offset.Store(0)
-	m := watcher.expect("change")
-	g := gameOf(m)
+	m = watcher.expect("change")
+	g := watcher.follow.Game(id).View
 	if g["phase"] != "finished" {
 		t.Fatalf("after the grace: %v", m)
 	}
@@ -343,6 +602,86 @@ func TestStreamPresence(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("events %v; want a disconnect timeout", m["events"])
+	}
+}
+
+// TestStreamAccountWide: a player with three games, following its account
+// on one connection, gets yourTurn after each opponent move in any of them,
+// one gameEnded per game that ends, and nothing of other players' games; a
+// spectator or a seat token cannot follow an account.
+func TestStreamAccountWide(t *testing.T) {
+	c := startLocal(t)
+	code, created := c.call("POST", "/v1/players", "", map[string]any{"name": "지우"})
+	if code != 201 {
+		t.Fatalf("create player: %d %v", code, created)
+	}
+	me := created["token"].(string)
+	playerID := created["player"].(map[string]any)["playerId"].(string)
+	acct := c.stream(me)
+	acct.send(map[string]any{"action": "subscribe", "player": "me"})
+	if m := acct.expect("subscribed"); m["player"] != playerID {
+		t.Fatalf("account subscribe: %v; want player %s", m, playerID)
+	}
+	var games []string
+	opponents := map[string]string{}
+	for range 3 {
+		code, g := c.call("POST", "/v1/games", me, map[string]any{"options": map[string]any{"colorAssignment": "hostWhite"}})
+		if code != 201 {
+			t.Fatalf("create: %d %v", code, g)
+		}
+		id := g["gameId"].(string)
+		code, j := c.call("POST", "/v1/games/"+id+"/join", "", map[string]any{"player": map[string]any{"name": "상대"}})
+		if code != 200 {
+			t.Fatalf("join: %d %v", code, j)
+		}
+		games, opponents[id] = append(games, id), j["token"].(string)
+	}
+	otherGame, otherTokens := c.humanGame(nil) // nobody of ours in it
+	kinds := map[string][]string{}
+	read := func(n int) {
+		t.Helper()
+		for range n {
+			m := acct.expect("playerEvent")
+			kinds[m["gameId"].(string)] = append(kinds[m["gameId"].(string)], m["kind"].(string))
+			if m["kind"] == "yourTurn" && (m["move"].(map[string]any)["san"] == "" || m["deadline"] == nil) {
+				t.Errorf("yourTurn without the move and deadline: %v", m)
+			}
+		}
+	}
+	read(3) // gameStarted of each
+	move := func(id, token, uci string) {
+		t.Helper()
+		if code, body := c.call("POST", "/v1/games/"+id+"/actions", token, map[string]any{"type": "move", "payload": map[string]any{"uci": uci}}); code != 200 {
+			t.Fatalf("%s in %s: %d %v", uci, id, code, body)
+		}
+	}
+	for _, id := range games {
+		move(id, me, "e2e4")
+		move(id, opponents[id], "e7e5")
+		move(id, me, "g1f3")
+		move(id, opponents[id], "b8c6")
+	}
+	move(otherGame, otherTokens["white"], "e2e4")
+	read(6) // two opponent moves in each game
+	c.call("POST", "/v1/games/"+games[1]+"/actions", opponents[games[1]], map[string]any{"type": "resign"})
+	c.call("POST", "/v1/games/"+games[2]+"/actions", me, map[string]any{"type": "resign"})
+	read(2)
+	acct.send(map[string]any{"action": "ping"})
+	acct.expect("pong") // nothing else came: not the other game's move
+	want := map[string][]string{
+		games[0]: {"gameStarted", "yourTurn", "yourTurn"},
+		games[1]: {"gameStarted", "yourTurn", "yourTurn", "gameEnded"},
+		games[2]: {"gameStarted", "yourTurn", "yourTurn", "gameEnded"},
+	}
+	if !reflect.DeepEqual(kinds, want) {
+		t.Errorf("player events %v; want %v", kinds, want)
+	}
+	for _, tt := range []struct{ token, code string }{{"", "player_required"}, {otherTokens["black"], "forbidden"}} {
+		s := c.stream(tt.token)
+		s.send(map[string]any{"action": "subscribe", "player": "me"})
+		if m := s.expect("error"); m["code"] != tt.code {
+			t.Errorf("account subscribe with token %q: %v; want %s", tt.token, m, tt.code)
+		}
 	}
 }
 
@@ -369,7 +708,7 @@ func TestStreamDeliversEveryVersionOnceInOrder(t *testing.T) {
 			// so that it shows no version came twice before it.
 			for v := at + 1; v <= at+n; v++ {
 				m := s.expect("change")
-				if version(m) != v || version(gameOf(m)) != v || len(eventTypes(m)) == 0 {
+				if version(m) != v || version(deltaOf(m)) != v || len(eventTypes(m)) == 0 {
 					t.Fatalf("change %v; want version %d with its events (every version, in order, once)", m, v)
 				}
 			}
@@ -409,10 +748,10 @@ func TestStreamCrashAfterCommit(t *testing.T) {
 	cmd2, c2 := startBinary(t, bin, data)
 	defer func() { _ = cmd2.Process.Signal(syscall.SIGTERM); _ = cmd2.Wait() }()
 	back := c2.stream("")
-	cur := version(back.subscribe(id, at))
-	m := back.expect("change")
-	if cur != at+1 || version(m) != at+1 || eventTypes(m)[0] != "moved" {
-		t.Fatalf("after the restart: current %d, replayed %v; want version %d with the e4 that was never pushed", cur, m, at+1)
+	m := back.subscribe(id, at)
+	missed := m["missed"].([]any)
+	if version(m) != at+1 || len(missed) != 1 || eventTypes(missed[0].(map[string]any))[0] != "moved" {
+		t.Fatalf("after the restart: %v; want version %d with the events of the e4 that was never pushed", m, at+1)
 	}
 }
 

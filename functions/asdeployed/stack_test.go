@@ -233,6 +233,15 @@ func invokeHTTP(t testing.TB, f *rie.Function, what string, payload []byte) (eve
 			t.Errorf("invoke %s: the answer breaks openapi.yaml: %v", what, err)
 		}
 	}
+	// The body as the client reads it (API Gateway undoes the base64 of a
+	// gzip answer; the client its gzip): TestAsDeployedGzip reads the
+	// answer as the function gave it.
+	body, err := apispec.APIGatewayBody(resp)
+	if err != nil {
+		t.Fatalf("invoke %s: %v", what, err)
+	}
+	resp.Body, resp.IsBase64Encoded = string(body), false
+	delete(resp.Headers, "Content-Encoding")
 	return resp, res
 }
 
@@ -322,7 +331,8 @@ type connectionsRecorder struct {
 	count int
 }
 
-// streamMessage is what the tests read of a posted message.
+// streamMessage is what the tests read of a posted message (Raw: all of
+// it, Bytes: its size as posted).
 type streamMessage struct {
 	Type    string `json:"type"`
 	GameID  string `json:"gameId"`
@@ -339,7 +349,9 @@ type streamMessage struct {
 			UCI string `json:"uci"`
 		} `json:"moves"`
 	} `json:"game"`
-	Code string `json:"code"`
+	Code  string         `json:"code"`
+	Raw   map[string]any `json:"-"`
+	Bytes int            `json:"-"`
 }
 
 func newConnectionsRecorder() *connectionsRecorder {
@@ -364,6 +376,10 @@ func (r *connectionsRecorder) ServeHTTP(w http.ResponseWriter, req *http.Request
 	var msg streamMessage
 	if err == nil {
 		err = json.Unmarshal(body, &msg)
+	}
+	if err == nil {
+		err = json.Unmarshal(body, &msg.Raw)
+		msg.Bytes = len(body)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

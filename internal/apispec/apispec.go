@@ -12,6 +12,7 @@ package apispec
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -213,11 +214,58 @@ func (s *Spec) ValidateResponse(ex Exchange) error {
 		Header:                 ex.Header,
 		Options:                options(),
 	}
-	in.SetBodyBytes(ex.Answer)
+	answer, err := Decoded(ex.Header, ex.Answer)
+	if err != nil {
+		return fmt.Errorf("%s %s → %d: %w", req.Method, req.URL.RequestURI(), ex.Status, err)
+	}
+	in.SetBodyBytes(answer)
 	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
-		return fmt.Errorf("%s %s → %d (operation %s): %w\nbody: %s", req.Method, req.URL.RequestURI(), ex.Status, route.Operation.OperationID, err, clip(ex.Answer))
+		return fmt.Errorf("%s %s → %d (operation %s): %w\nbody: %s", req.Method, req.URL.RequestURI(), ex.Status, route.Operation.OperationID, err, clip(answer))
 	}
 	return nil
+}
+
+// Decoded is an answer's body without its Content-Encoding (gzip: SPEC
+// §16.1 compresses answers of 1 KB or more for clients that accept it).
+func Decoded(header http.Header, body []byte) ([]byte, error) {
+	switch enc := header.Get("Content-Encoding"); enc {
+	case "":
+		return body, nil
+	case "gzip":
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err != nil {
+			return nil, fmt.Errorf("gzip answer: %w", err)
+		}
+		out, err := io.ReadAll(zr)
+		if err != nil {
+			return nil, fmt.Errorf("gzip answer: %w", err)
+		}
+		return out, nil
+	default:
+		return nil, fmt.Errorf("answer with Content-Encoding %q", enc)
+	}
+}
+
+// APIGatewayBody is the body of a function's answer as the client gets it
+// decoded: base64 undone (API Gateway sends the bytes), then gzip.
+func APIGatewayBody(resp events.APIGatewayV2HTTPResponse) ([]byte, error) {
+	body := []byte(resp.Body)
+	if resp.IsBase64Encoded {
+		var err error
+		if body, err = base64.StdEncoding.DecodeString(resp.Body); err != nil {
+			return nil, fmt.Errorf("response body: %w", err)
+		}
+	}
+	header := http.Header{}
+	for k, v := range resp.Headers {
+		header.Set(k, v)
+	}
+	for k, vs := range resp.MultiValueHeaders {
+		for _, v := range vs {
+			header.Add(k, v)
+		}
+	}
+	return Decoded(header, body)
 }
 
 // validateSpecial checks an answer to a request that matches no operation

@@ -175,9 +175,13 @@ func TestContractUndoAndDraws(t *testing.T) {
 	if res["winner"] != nil || res["reason"] != "drawAgreed" || len(res["ranking"].([]any)) != 2 {
 		t.Errorf("draw result %v", res)
 	}
-	log := a.do("GET", "/v1/games/"+white.gameID+"/events?afterVersion=0", black.token, nil).expect(t, 200)
-	if changes := log.json["changes"].([]any); len(changes) != int(log.json["version"].(float64)) {
-		t.Errorf("%d changes after version 0 of %v", len(changes), log.json["version"])
+	log := a.do("GET", "/v1/games/"+white.gameID+"/events?afterVersion=1", black.token, nil).expect(t, 200)
+	if changes := log.json["changes"].([]any); len(changes) != int(log.json["version"].(float64))-1 {
+		t.Errorf("%d changes after version 1 of %v", len(changes), log.json["version"])
+	}
+	// The first version has no delta: a client without it starts over.
+	if log := a.do("GET", "/v1/games/"+white.gameID+"/events?afterVersion=0", black.token, nil).expect(t, 200); log.json["reset"] != true || log.json["game"] == nil {
+		t.Errorf("events after version 0: %s; want a reset with the view", log.body)
 	}
 }
 

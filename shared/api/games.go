@@ -34,6 +34,7 @@ type changeJSON struct {
 	Version int64           `json:"version"`
 	At      int64           `json:"at"`
 	Events  json.RawMessage `json:"events"`
+	Delta   json.RawMessage `json:"delta"`
 }
 
 type eventsResponse struct {
@@ -42,7 +43,8 @@ type eventsResponse struct {
 	// Changes is absent on a reset and present otherwise, [] when the
 	// client is up to date.
 	Changes *[]changeJSON `json:"changes,omitempty"`
-	Game    *game.View    `json:"game"`
+	// Game is the caller's view: on a reset, or when asked (?view=true).
+	Game *game.View `json:"game,omitempty"`
 }
 
 func (h *handler) handleCreate(w http.ResponseWriter, r *request) error {
@@ -100,6 +102,37 @@ func afterVersionParam(r *request) (*int64, error) {
 	return &n, nil
 }
 
+// boolParam reads a true/false query parameter (def when absent).
+func boolParam(r *request, name string, def bool) (bool, error) {
+	q := r.URL.Query()
+	if !q.Has(name) {
+		return def, nil
+	}
+	switch q.Get(name) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return def, game.FieldOneOf(name, "true", "false")
+}
+
+// viewOptions reads ?moves= (default true): moves=false leaves the move
+// list and the PGN out of the view (SPEC §16.1), for screens that do not
+// need them.
+func viewOptions(r *request) (func(*game.View) *game.View, error) {
+	moves, err := boolParam(r, "moves", true)
+	if err != nil || moves {
+		return func(v *game.View) *game.View { return localize(v, r.lang) }, err
+	}
+	return func(v *game.View) *game.View {
+		if v == nil {
+			return nil
+		}
+		return localize(v.WithoutMoves(), r.lang)
+	}, nil
+}
+
 // handleView answers GET /v1/games/{id}: the game as the caller sees it.
 // With ?afterVersion=N it is the long poll's old address: a game already
 // newer than N is answered at once (as the long poll would), and a poll
@@ -118,6 +151,10 @@ func (h *handler) handleView(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
+	shown, err := viewOptions(r)
+	if err != nil {
+		return err
+	}
 	id := r.PathValue("id")
 	view, err := h.deps.Games.Get(r.Context(), id, caller, nil, 0)
 	if err != nil {
@@ -126,13 +163,17 @@ func (h *handler) handleView(w http.ResponseWriter, r *request) error {
 	if after != nil && view.Version <= *after {
 		// Relative to /v1/games/{id}, so it holds under any base path (a
 		// custom domain's mapping); "./" keeps an id with a colon from
-		// reading as a scheme.
-		poll := "./" + url.PathEscape(id) + "/poll?afterVersion=" + strconv.FormatInt(*after, 10)
+		// reading as a scheme. The view's own options (moves=) go along.
+		q := url.Values{"afterVersion": {strconv.FormatInt(*after, 10)}}
+		if m := r.URL.Query(); m.Has("moves") {
+			q.Set("moves", m.Get("moves"))
+		}
+		poll := "./" + url.PathEscape(id) + "/poll?" + q.Encode()
 		w.Header().Set("Location", poll)
 		writeJSON(w, http.StatusTemporaryRedirect, pollRedirect{Location: poll})
 		return nil
 	}
-	writeJSON(w, http.StatusOK, gameResponse{Game: localize(view, r.lang)})
+	writeJSON(w, http.StatusOK, gameResponse{Game: shown(view)})
 	return nil
 }
 
@@ -158,11 +199,15 @@ func (h *handler) handlePoll(w http.ResponseWriter, r *request) error {
 	if after == nil {
 		return game.FieldRequired("afterVersion")
 	}
+	shown, err := viewOptions(r)
+	if err != nil {
+		return err
+	}
 	view, err := h.deps.Games.Get(r.Context(), r.PathValue("id"), caller, after, h.deps.LongPollMax)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, gameResponse{Game: localize(view, r.lang)})
+	writeJSON(w, http.StatusOK, gameResponse{Game: shown(view)})
 	return nil
 }
 
@@ -178,15 +223,30 @@ func (h *handler) handleEvents(w http.ResponseWriter, r *request) error {
 	if after == nil {
 		return game.FieldRequired("afterVersion")
 	}
+	withView, err := boolParam(r, "view", false)
+	if err != nil {
+		return err
+	}
+	shown, err := viewOptions(r)
+	if err != nil {
+		return err
+	}
 	log, err := h.deps.Games.Changes(r.Context(), r.PathValue("id"), caller, *after)
 	if err != nil {
 		return err
 	}
-	resp := eventsResponse{Version: log.Version, Reset: log.Reset, Game: localize(log.Game, r.lang)}
+	resp := eventsResponse{Version: log.Version, Reset: log.Reset}
+	if log.Reset || withView {
+		resp.Game = shown(log.Game)
+	}
 	if !log.Reset {
 		changes := make([]changeJSON, len(log.Changes))
 		for i, c := range log.Changes {
-			changes[i] = changeJSON{Version: c.Version, At: c.At, Events: c.Events}
+			delta, err := localizeDelta(log.Deltas[i], r.lang).MarshalJSON()
+			if err != nil {
+				return err
+			}
+			changes[i] = changeJSON{Version: c.Version, At: c.At, Events: c.Events, Delta: delta}
 		}
 		resp.Changes = &changes
 	}
@@ -217,11 +277,15 @@ func (h *handler) handleAction(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
+	shown, err := viewOptions(r)
+	if err != nil {
+		return err
+	}
 	out, err := h.deps.Games.Act(r.Context(), r.PathValue("id"), caller, in)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, actionResponse{Game: localize(out.Game, r.lang), Events: out.EventsJSON})
+	writeJSON(w, http.StatusOK, actionResponse{Game: shown(out.Game), Events: out.EventsJSON})
 	return nil
 }
 

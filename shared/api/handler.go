@@ -148,7 +148,7 @@ func NewHandler(deps Deps) http.Handler {
 	h.mux.HandleFunc("/", h.wrap(func(w http.ResponseWriter, r *request) error {
 		return errNotFoundRoute
 	}))
-	return h
+	return withGzip(h)
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }

@@ -176,11 +176,11 @@ func TestCreateJoinView(t *testing.T) {
 		t.Errorf("white view: you %v, %d legal moves", white["you"], len(moves))
 	}
 	black := a.do("GET", "/v1/games/"+id, guest, nil).expect(t, 200)
-	if _, has := black.game()["legalMoves"]; has {
-		t.Errorf("black (not to move) got legalMoves")
+	if lm, has := black.game()["legalMoves"]; !has || lm != nil {
+		t.Errorf("black (not to move) got legalMoves %v; want null", lm)
 	}
 	spectator := a.do("GET", "/v1/games/"+id, "", nil).expect(t, 200)
-	if _, has := spectator.game()["legalMoves"]; has || spectator.game()["you"] != nil {
+	if lm, has := spectator.game()["legalMoves"]; !has || lm != nil || spectator.game()["you"] != nil {
 		t.Errorf("spectator view: %s", spectator.body)
 	}
 	for _, body := range [][]byte{created.body, joined.body, black.body, spectator.body} {
@@ -334,7 +334,7 @@ func TestActions(t *testing.T) {
 	if res := r.game()["result"].(map[string]any); res["winner"] != "black" || res["reason"] != "resign" {
 		t.Errorf("result after resign: %v", res)
 	}
-	if _, has := a.do("GET", "/v1/games/"+white.gameID, black.token, nil).game()["legalMoves"]; has {
+	if lm := a.do("GET", "/v1/games/"+white.gameID, black.token, nil).game()["legalMoves"]; lm != nil {
 		t.Error("finished game lists legal moves")
 	}
 	a.do("POST", path, black.token, map[string]any{"type": "move", "payload": map[string]any{"uci": "g8f6"}}).expect(t, 422)

@@ -224,10 +224,13 @@ func TestDecodeStreamMessage(t *testing.T) {
 		{`{"action":"subscribe","gameId":"abc"}`, StreamRequest{Action: ActionSubscribe, GameID: "abc"}},
 		{`{"action":"subscribe","gameId":"abc","afterVersion":7}`, StreamRequest{Action: ActionSubscribe, GameID: "abc", AfterVersion: &v}},
 		{`{"action":"unsubscribe","gameId":"abc"}`, StreamRequest{Action: ActionUnsubscribe, GameID: "abc"}},
+		{`{"action":"sync","gameId":"abc"}`, StreamRequest{Action: ActionSync, GameID: "abc"}},
+		{`{"action":"subscribe","player":"me"}`, StreamRequest{Action: ActionSubscribe, Player: true}},
+		{`{"action":"unsubscribe","player":"me"}`, StreamRequest{Action: ActionUnsubscribe, Player: true}},
 	}
 	for _, tt := range good {
 		got, err := DecodeStreamMessage([]byte(tt.body))
-		if err != nil || got.Action != tt.want.Action || got.GameID != tt.want.GameID || (got.AfterVersion == nil) != (tt.want.AfterVersion == nil) {
+		if err != nil || got.Action != tt.want.Action || got.GameID != tt.want.GameID || got.Player != tt.want.Player || (got.AfterVersion == nil) != (tt.want.AfterVersion == nil) {
 			t.Errorf("DecodeStreamMessage(%s) = %+v, %v; want %+v", tt.body, got, err, tt.want)
 		}
 	}
@@ -242,6 +245,14 @@ func TestDecodeStreamMessage(t *testing.T) {
 		{`{"action":"unsubscribe","gameId":"a","afterVersion":1}`, "invalid_field", "afterVersion"},
 		{`{"action":"ping","x":1}`, "unknown_field", "x"},
 		{`{"action":"subscribe","gameId":7}`, "invalid_field", "gameId"},
+		{`{"action":"sync"}`, "missing_field", "gameId"},
+		{`{"action":"sync","gameId":"a","afterVersion":1}`, "invalid_field", "afterVersion"},
+		{`{"action":"sync","gameId":"a","player":"me"}`, "invalid_field", "player"},
+		{`{"action":"subscribe","player":"you"}`, "invalid_field", "player"},
+		{`{"action":"subscribe","player":"me","gameId":"a"}`, "invalid_field", "gameId"},
+		{`{"action":"subscribe","player":"me","afterVersion":1}`, "invalid_field", "afterVersion"},
+		{`{"action":"ping","player":"me"}`, "invalid_field", "player"},
+		{`{"action":"subscribe","player":1}`, "invalid_field", "player"},
 		{`{"action":"ping"}` + strings.Repeat(" ", MaxStreamMessage), "body_too_large", ""},
 	}
 	for _, tt := range bad {
@@ -253,11 +264,14 @@ func TestDecodeStreamMessage(t *testing.T) {
 	}
 }
 
-// FuzzDecodeStreamMessage: any client message decodes to one of the three
-// actions with what it needs, or to an error message with a code and a
-// text; never a panic.
+// FuzzDecodeStreamMessage: any client message decodes to one of the five
+// actions with what it needs (a game, or for subscribe and unsubscribe the
+// account; afterVersion only with a subscribe to a game), or to an error
+// message with a code and a text; never a panic.
 func FuzzDecodeStreamMessage(f *testing.F) {
-	for _, seed := range []string{`{"action":"ping"}`, `{"action":"subscribe","gameId":"g","afterVersion":3}`, `{"action":"unsubscribe","gameId":"g"}`, `[]`, `{"action":null}`} {
+	for _, seed := range []string{`{"action":"ping"}`, `{"action":"subscribe","gameId":"g","afterVersion":3}`, `{"action":"unsubscribe","gameId":"g"}`, `[]`, `{"action":null}`,
+		`{"action":"sync","gameId":"g"}`, `{"action":"subscribe","player":"me"}`, `{"action":"unsubscribe","player":"me"}`,
+		`{"action":"subscribe","player":"me","gameId":"g"}`, `{"action":"sync","player":"me"}`, `{"action":"subscribe","player":"you"}`} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
@@ -270,12 +284,22 @@ func FuzzDecodeStreamMessage(f *testing.F) {
 		}
 		switch req.Action {
 		case ActionPing:
-			if req.GameID != "" || req.AfterVersion != nil {
+			if req.GameID != "" || req.AfterVersion != nil || req.Player {
 				t.Fatalf("ping with %+v", req)
+			}
+		case ActionSync:
+			if req.Player || req.AfterVersion != nil {
+				t.Fatalf("sync with %+v from %q", req, body)
 			}
 		case ActionSubscribe, ActionUnsubscribe:
 			if req.AfterVersion != nil && *req.AfterVersion < 0 {
 				t.Fatalf("negative afterVersion from %q", body)
+			}
+			if req.Player && (req.GameID != "" || req.AfterVersion != nil) {
+				t.Fatalf("an account subscription with a game or a version: %+v from %q", req, body)
+			}
+			if req.Action == ActionUnsubscribe && req.AfterVersion != nil {
+				t.Fatalf("unsubscribe with afterVersion from %q", body)
 			}
 		default:
 			t.Fatalf("DecodeStreamMessage(%q) = action %q", body, req.Action)

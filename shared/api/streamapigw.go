@@ -30,9 +30,10 @@ import (
 
 // MaxMessageBytes is the largest message API Gateway posts to a WebSocket
 // connection (its 128 KB message payload quota, which cannot be raised). A
-// message with a view past it is sent without the view (gameOmitted), which
-// the client then reads over HTTP; only games of many hundreds of moves
-// come near it.
+// subscribed whose view is past it is sent without the view
+// (gameOmitted), which the client then reads over HTTP; only games of many
+// hundreds of moves come near it. Changes carry deltas, whose size does
+// not depend on the game's length (a few KB at most).
 const MaxMessageBytes = 128 * 1024
 
 // encodeForGateway returns m's JSON, without its view when the whole would
@@ -91,7 +92,9 @@ func (g *GatewayStream) Connect(ctx context.Context, req GatewayConnect) error {
 	}
 	c := push.Connection{ID: req.ConnID, Lang: lang.String(), ExpiresAt: g.session.now().Add(connectionTTL)}
 	if caller.Token != "" {
-		c.TokenHash = service.HashToken(caller.Token)
+		// The hash is kept with the token's kind: a player token's hash
+		// is authorized as one (its seats, its account).
+		c.TokenHash, c.PlayerToken = service.HashToken(caller.Token), isPlayerCredential(caller)
 	}
 	return g.conns.PutConnection(ctx, c)
 }
@@ -104,7 +107,7 @@ func (g *GatewayStream) Disconnect(ctx context.Context, connID string) error {
 		return err
 	}
 	for _, s := range subs {
-		g.session.left(ctx, s, service.Caller{TokenHash: s.TokenHash})
+		g.session.left(ctx, s, service.Caller{TokenHash: s.TokenHash, PlayerToken: s.PlayerToken})
 	}
 	return nil
 }
@@ -118,26 +121,20 @@ func (g *GatewayStream) Message(ctx context.Context, connID string, body []byte)
 		return err
 	}
 	lang, _ := ParseLang(c.Lang)
-	return g.session.handle(ctx, StreamConn{ID: connID, Caller: service.Caller{TokenHash: c.TokenHash}, Lang: lang}, body)
+	return g.session.handle(ctx, StreamConn{ID: connID, Caller: service.Caller{TokenHash: c.TokenHash, PlayerToken: c.PlayerToken}, Lang: lang}, body)
 }
 
-// Deliver posts committed state st to every subscriber of its game, each
-// with its own view. A connection that is gone is deleted; any other
-// failure is returned, so the stream delivers the record again (a
-// subscriber may then get a version twice, and ignores it).
-func (g *GatewayStream) Deliver(ctx context.Context, st *game.State) (sent int, err error) {
-	subs, err := g.conns.Subscribers(ctx, st.GameID)
-	if err != nil || len(subs) == 0 {
-		return 0, err
-	}
-	messages := g.session.changes(st)
+// Deliver posts committed version next (after prev, nil for a new game):
+// its change to every subscriber of the game, each with its own delta,
+// and its player events to the connections following those players'
+// accounts. A connection that is gone is deleted; any other failure is
+// returned, so the stream delivers the record again (a subscriber may
+// then get a version or a player event twice: versions are ignored by the
+// client's rule, player events carry the version that made them).
+func (g *GatewayStream) Deliver(ctx context.Context, prev, next *game.State) (sent int, err error) {
 	var errs []error
-	for _, s := range subs {
-		m, err := messages.forSub(s)
-		if err != nil {
-			return sent, err
-		}
-		switch err := g.poster.Post(ctx, s.ConnID, encodeForGateway(m)); {
+	post := func(s push.Subscription, data []byte) {
+		switch err := g.poster.Post(ctx, s.ConnID, data); {
 		case errors.Is(err, push.ErrGone):
 			g.metrics.Count(obs.MetricStaleConnections, 1)
 			g.log.InfoContext(ctx, "connection gone, deleted", "connection", s.ConnID)
@@ -148,6 +145,38 @@ func (g *GatewayStream) Deliver(ctx context.Context, st *game.State) (sent int, 
 			errs = append(errs, fmt.Errorf("post to %s: %w", s.ConnID, err))
 		default:
 			sent++
+		}
+	}
+	// A game's first version has no delta: nobody can follow a game
+	// before it exists. A version stored without one (by a writer older
+	// than deltas) gets one from the record's old image.
+	if messages := newChangeMessages(prev, next); messages.hasDelta() {
+		subs, err := g.conns.Subscribers(ctx, next.GameID)
+		if err != nil {
+			return 0, err
+		}
+		for _, s := range subs {
+			m, err := messages.forSub(s)
+			if err != nil {
+				return sent, err
+			}
+			post(s, encodeForGateway(m))
+		}
+	}
+	for _, e := range service.PlayerEvents(prev, next) {
+		subs, err := g.conns.Subscribers(ctx, PlayerTopic(e.PlayerID))
+		if err != nil {
+			return sent, errors.Join(append(errs, err)...)
+		}
+		byLang := map[string][]byte{}
+		for _, s := range subs {
+			data, ok := byLang[s.Lang]
+			if !ok {
+				lang, _ := ParseLang(s.Lang)
+				data = PlayerEventMessage(e, lang).Encode()
+				byLang[s.Lang] = data
+			}
+			post(s, data)
 		}
 	}
 	return sent, errors.Join(errs...)

@@ -4,14 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
+	"time"
 
 	"chessapi/shared/api"
-	"chessapi/shared/chess"
+	"chessapi/shared/api/streamtest"
 	"chessapi/shared/game"
+	"chessapi/shared/internal/fakeclock"
 	"chessapi/shared/push"
 	"chessapi/shared/service"
 	"chessapi/shared/store/boltstore"
@@ -131,10 +137,15 @@ func (r *recorder) take(connID string) []map[string]any {
 
 type fixture struct {
 	svc   *service.Service
+	http  http.Handler
 	store *boltstore.Store
+	clock *fakeclock.Clock
 	conns *memConns
 	post  *recorder
 	gs    *api.GatewayStream
+
+	mu      sync.Mutex
+	pending map[string]<-chan service.Change // game → its commits not yet fanned out
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -143,95 +154,356 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	svc, err := service.New(service.Config{Store: store, Effects: service.EffectsByStream})
+	clock := fakeclock.New(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	svc, err := service.New(service.Config{Store: store, Players: store, Lister: store, Effects: service.EffectsByStream, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{svc: svc, store: store, conns: newMemConns(), post: &recorder{got: map[string][]map[string]any{}, gone: map[string]bool{}}}
+	f := &fixture{svc: svc, http: api.NewHandler(api.Deps{Games: svc}), store: store, clock: clock, conns: newMemConns(),
+		post: &recorder{got: map[string][]map[string]any{}, gone: map[string]bool{}}, pending: map[string]<-chan service.Change{}}
 	f.gs = api.NewGatewayStream(svc, f.conns, f.post, nil)
 	return f
 }
 
-// fanout delivers the game's current record, decoded, as the fan-out
-// function does for each record of the change stream.
-func (f *fixture) fanout(t *testing.T, gameID string) int {
-	t.Helper()
-	rec, err := f.store.Get(t.Context(), gameID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := f.svc.Decode(rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sent, err := f.gs.Deliver(t.Context(), st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sent
+// record makes the fixture keep the game's commits from now on, as the
+// table's change stream does.
+func (f *fixture) record(t *testing.T, gameID string) {
+	ch, stop := f.svc.Watch(gameID, 10000)
+	t.Cleanup(stop)
+	f.mu.Lock()
+	f.pending[gameID] = ch
+	f.mu.Unlock()
 }
 
-func TestFanoutGivesEachSubscriberItsView(t *testing.T) {
+// fanout delivers the game's commits since the last fan-out, in order, as
+// the fan-out function does with the stream's records (the state before
+// and after each), and returns how many posts it made.
+func (f *fixture) fanout(t *testing.T, gameID string) int {
+	t.Helper()
+	f.mu.Lock()
+	ch := f.pending[gameID]
+	f.mu.Unlock()
+	if ch == nil {
+		t.Fatalf("fanout of %s, whose commits are not recorded", gameID)
+	}
+	sent := 0
+	for {
+		select {
+		case c := <-ch:
+			n, err := f.gs.Deliver(t.Context(), c.Prev, c.State)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sent += n
+		default:
+			return sent
+		}
+	}
+}
+
+// get is GET /v1/games/{id} as a client with token and language sees it.
+func (f *fixture) get(t *testing.T, gameID, token, lang string) map[string]any {
+	t.Helper()
+	req := httptest.NewRequest("GET", "/v1/games/"+gameID, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	req.Header.Set("Accept-Language", lang)
+	rec := httptest.NewRecorder()
+	f.http.ServeHTTP(rec, req)
+	var body struct {
+		Game map[string]any `json:"game"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || rec.Code != 200 {
+		t.Fatalf("GET %s: %d %s", gameID, rec.Code, rec.Body)
+	}
+	return body.Game
+}
+
+// gwClient is one connection of the fixture with the follower of its
+// games.
+type gwClient struct {
+	id, token, lang string
+	follow          *streamtest.Follower
+}
+
+func (f *fixture) connect(t *testing.T, id, token, lang string) *gwClient {
+	t.Helper()
+	auth := ""
+	if token != "" {
+		auth = "Bearer " + token
+	}
+	if err := f.gs.Connect(t.Context(), api.GatewayConnect{ConnID: id, Authorization: auth, AcceptLanguage: lang}); err != nil {
+		t.Fatal(err)
+	}
+	return &gwClient{id: id, token: token, lang: lang, follow: streamtest.New()}
+}
+
+func (f *fixture) send(t *testing.T, c *gwClient, msg string) {
+	t.Helper()
+	if err := f.gs.Message(t.Context(), c.id, []byte(msg)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// take applies what was posted to c and returns it.
+func (f *fixture) take(t *testing.T, c *gwClient) []map[string]any {
+	t.Helper()
+	got := f.post.take(c.id)
+	for _, m := range got {
+		if err := c.follow.Apply(m); err != nil {
+			t.Fatalf("%s: %v", c.id, err)
+		}
+	}
+	return got
+}
+
+// TestFanoutDeltasRebuildEachSubscribersView: through the API Gateway
+// transport, two seats and spectators in Korean and English follow a game
+// from deltas only; after every version each one's view equals its GET
+// view, and the result's texts are in each one's language (the fan-out
+// words a change once per seat and language: a Korean subscriber never
+// gets an English one's texts).
+func TestFanoutDeltasRebuildEachSubscribersView(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
 	host, err := f.svc.Create(ctx, service.CreateInput{Options: hostWhite(), Player: service.PlayerInput{Name: "w"}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.record(t, host.GameID)
 	guest, err := f.svc.Join(ctx, host.GameID, service.JoinInput{Player: service.PlayerInput{Name: "b"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for id, auth := range map[string]string{"cw": "Bearer " + host.Token, "cb": "Bearer " + guest.Token, "cs": ""} {
-		if err := f.gs.Connect(ctx, api.GatewayConnect{ConnID: id, Authorization: auth}); err != nil {
+	clients := []*gwClient{
+		f.connect(t, "cw", host.Token, "en"),
+		f.connect(t, "cb", guest.Token, "ko"),
+		f.connect(t, "cs-en", "", "en"),
+		f.connect(t, "cs-ko", "", "ko"),
+	}
+	for _, c := range clients {
+		f.send(t, c, `{"action":"subscribe","gameId":"`+host.GameID+`"}`)
+		if got := f.take(t, c); len(got) != 1 || got[0]["type"] != "subscribed" {
+			t.Fatalf("%s after subscribe: %v", c.id, got)
+		}
+	}
+	check := func(when string) {
+		t.Helper()
+		f.fanout(t, host.GameID)
+		for _, c := range clients {
+			f.take(t, c)
+			g := c.follow.Game(host.GameID)
+			if want := f.get(t, host.GameID, c.token, c.lang); !streamtest.Equal(g.View, want) {
+				t.Fatalf("%s, %s: the view from deltas differs from GET: %s", when, c.id, streamtest.Diff(g.View, want))
+			}
+		}
+	}
+	check("subscribed")
+	rng := rand.New(rand.NewPCG(3, 4))
+	tokens := [2]string{host.Token, guest.Token}
+	for ply := 0; ply < 40; ply++ {
+		f.clock.Advance(time.Duration(500+rng.IntN(3000)) * time.Millisecond)
+		obs, err := f.svc.Observe(ctx, host.GameID, service.Caller{})
+		if err != nil {
 			t.Fatal(err)
 		}
-		if err := f.gs.Message(ctx, id, []byte(`{"action":"subscribe","gameId":"`+host.GameID+`"}`)); err != nil {
+		if obs.State.Phase != game.PhasePlaying {
+			break
+		}
+		legal := obs.State.Position().LegalMoves()
+		uci := obs.State.Position().UCI(legal[rng.IntN(len(legal))])
+		move := game.Action{Type: game.ActionMove, Move: game.MoveInput{UCI: uci}}
+		if _, err := f.svc.Act(ctx, host.GameID, service.Caller{Token: tokens[ply%2]}, service.ActionInput{Action: move}); err != nil {
 			t.Fatal(err)
 		}
-		if got := f.post.take(id); len(got) != 1 || got[0]["type"] != "subscribed" {
-			t.Fatalf("%s after subscribe: %v", id, got)
-		}
-	}
-	move := game.Action{Type: game.ActionMove, Move: game.MoveInput{UCI: "e2e4"}}
-	if _, err := f.svc.Act(ctx, host.GameID, service.Caller{Token: host.Token}, service.ActionInput{Action: move}); err != nil {
-		t.Fatal(err)
-	}
-	if sent := f.fanout(t, host.GameID); sent != 3 {
-		t.Fatalf("fanout sent %d; want 3", sent)
-	}
-	for id, wantYou := range map[string]any{"cw": "white", "cb": "black", "cs": nil} {
-		got := f.post.take(id)
-		if len(got) != 1 || got[0]["type"] != "change" {
-			t.Fatalf("%s: %v", id, got)
-		}
-		view := got[0]["game"].(map[string]any)
-		_, legal := view["legalMoves"]
-		if view["you"] != wantYou || legal != (id == "cb") || got[0]["version"].(float64) != view["version"].(float64) {
-			t.Errorf("%s: you %v legalMoves %v version %v", id, view["you"], legal, got[0]["version"])
-		}
+		check(fmt.Sprintf("ply %d", ply+1))
 	}
 	// A gone connection is deleted on the first failed post.
-	f.post.gone["cs"] = true
-	if _, err := f.svc.Act(ctx, host.GameID, service.Caller{Token: guest.Token}, service.ActionInput{Action: game.Action{Type: game.ActionMove, Move: game.MoveInput{UCI: "e7e5"}}}); err != nil {
+	f.post.gone["cs-gone"] = true
+	gone := f.connect(t, "cs-gone", "", "en")
+	f.send(t, gone, `{"action":"subscribe","gameId":"`+host.GameID+`"}`)
+	if _, err := f.svc.Act(ctx, host.GameID, service.Caller{Token: host.Token}, service.ActionInput{Action: game.Action{Type: game.ActionOfferDraw}}); err != nil {
 		t.Fatal(err)
 	}
-	if sent := f.fanout(t, host.GameID); sent != 2 {
-		t.Errorf("fanout with one gone connection sent %d; want 2", sent)
-	}
-	if _, err := f.conns.Connection(ctx, "cs"); err == nil {
+	check("a draw offer")
+	if _, err := f.conns.Connection(ctx, "cs-gone"); err == nil {
 		t.Errorf("the gone connection is still stored")
 	}
-	// The last connection of black closing starts black's grace.
-	if err := f.gs.Disconnect(ctx, "cb"); err != nil {
+	if _, err := f.svc.Act(ctx, host.GameID, service.Caller{Token: guest.Token}, service.ActionInput{Action: game.Action{Type: game.ActionResign}}); err != nil {
 		t.Fatal(err)
 	}
-	v, err := f.svc.Get(ctx, host.GameID, service.Caller{}, nil, 0)
+	check("resigned")
+	summary := func(c *gwClient) string {
+		r, _ := c.follow.Game(host.GameID).View["result"].(map[string]any)
+		s, _ := r["summary"].(string)
+		return s
+	}
+	if en, ko := summary(clients[2]), summary(clients[3]); en == ko || en == "" || ko == "" {
+		t.Errorf("result summaries: English %q, Korean %q; want each in its language", en, ko)
+	}
+}
+
+// TestFanoutPresence: a seat is connected while its connection is
+// subscribed, and disconnected (with since) when its last one closes.
+func TestFanoutPresence(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	host, err := f.svc.Create(ctx, service.CreateInput{Options: hostWhite()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.Players[chess.Black].Connected {
-		t.Errorf("black still connected after its only connection closed")
+	guest, err := f.svc.Join(ctx, host.GameID, service.JoinInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	presence := func() map[string]any {
+		v := f.get(t, host.GameID, "", "en")
+		return v["players"].(map[string]any)["black"].(map[string]any)["presence"].(map[string]any)
+	}
+	if p := presence(); p["connected"] != false || p["since"] != nil {
+		t.Fatalf("before any connection: %v; want not connected, since null", p)
+	}
+	cb := f.connect(t, "cb", guest.Token, "en")
+	f.send(t, cb, `{"action":"subscribe","gameId":"`+host.GameID+`"}`)
+	if p := presence(); p["connected"] != true || p["since"] == nil {
+		t.Fatalf("while subscribed: %v; want connected since now", p)
+	}
+	f.clock.Advance(5 * time.Second)
+	if err := f.gs.Disconnect(ctx, "cb"); err != nil {
+		t.Fatal(err)
+	}
+	if p := presence(); p["connected"] != false || p["since"] != float64(f.clock.Now().UnixMilli()) {
+		t.Errorf("after its connection closed: %v; want not connected since %d", p, f.clock.Now().UnixMilli())
+	}
+}
+
+// TestSubscribeRecordsBeforeItReads: a version committed and fanned out
+// while a subscribe is between its authorization and its record never
+// reaches the new subscription by the fan-out; the subscribe's own read,
+// after the record, must therefore include it (record, then read).
+func TestSubscribeRecordsBeforeItReads(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	host, err := f.svc.Create(ctx, service.CreateInput{Options: hostWhite()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.record(t, host.GameID)
+	guest, err := f.svc.Join(ctx, host.GameID, service.JoinInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.fanout(t, host.GameID)
+	racing := &racingConns{memConns: f.conns}
+	f.gs = api.NewGatewayStream(f.svc, racing, f.post, nil)
+	racing.beforeRecord = func() {
+		move := game.Action{Type: game.ActionMove, Move: game.MoveInput{UCI: "e2e4"}}
+		if _, err := f.svc.Act(ctx, host.GameID, service.Caller{Token: host.Token}, service.ActionInput{Action: move}); err != nil {
+			t.Error(err)
+		}
+		f.fanout(t, host.GameID)
+	}
+	spec := f.connect(t, "cs", "", "en")
+	f.send(t, spec, `{"action":"subscribe","gameId":"`+host.GameID+`"}`)
+	racing.beforeRecord = nil
+	f.take(t, spec)
+	move := game.Action{Type: game.ActionMove, Move: game.MoveInput{UCI: "e7e5"}}
+	if _, err := f.svc.Act(ctx, host.GameID, service.Caller{Token: guest.Token}, service.ActionInput{Action: move}); err != nil {
+		t.Fatal(err)
+	}
+	f.fanout(t, host.GameID)
+	f.take(t, spec)
+	if g, want := spec.follow.Game(host.GameID), f.get(t, host.GameID, "", "en"); !streamtest.Equal(g.View, want) {
+		t.Fatalf("the subscriber lost a version: at %d, %s", g.Version, streamtest.Diff(g.View, want))
+	}
+}
+
+// racingConns runs beforeRecord just before a subscription is recorded.
+type racingConns struct {
+	*memConns
+	beforeRecord func()
+}
+
+func (r *racingConns) Subscribe(ctx context.Context, s push.Subscription, max int) error {
+	if r.beforeRecord != nil {
+		r.beforeRecord()
+	}
+	return r.memConns.Subscribe(ctx, s, max)
+}
+
+// TestGatewayPlayerTokenConnection: a connection made with a player token
+// keeps its kind, so the player's seat subscribes as that seat (the hash
+// alone would not be authorized as a player token) and its account-wide
+// subscription works.
+func TestGatewayPlayerTokenConnection(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	p, err := f.svc.CreatePlayer(ctx, "지우")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, err := f.svc.Create(ctx, service.CreateInput{Options: hostWhite(), Caller: service.Caller{Token: p.Token}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.record(t, host.GameID)
+	c := f.connect(t, "cp", p.Token, "ko")
+	f.send(t, c, `{"action":"subscribe","gameId":"`+host.GameID+`"}`)
+	got := f.take(t, c)
+	if len(got) != 1 || got[0]["type"] != "subscribed" || got[0]["game"].(map[string]any)["you"] != "white" {
+		t.Fatalf("subscribe with a player token: %v; want subscribed as white", got)
+	}
+	f.send(t, c, `{"action":"subscribe","player":"me"}`)
+	if got := f.take(t, c); len(got) != 1 || got[0]["type"] != "subscribed" || got[0]["player"] != p.Player.PlayerID {
+		t.Fatalf("account-wide subscribe: %v", got)
+	}
+	guest, err := f.svc.Join(ctx, host.GameID, service.JoinInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.fanout(t, host.GameID)
+	got = f.take(t, c)
+	move := game.Action{Type: game.ActionMove, Move: game.MoveInput{UCI: "e2e4"}}
+	if _, err := f.svc.Act(ctx, host.GameID, service.Caller{Token: p.Token}, service.ActionInput{Action: move}); err != nil {
+		t.Fatal(err)
+	}
+	move.Move.UCI = "e7e5"
+	if _, err := f.svc.Act(ctx, host.GameID, service.Caller{Token: guest.Token}, service.ActionInput{Action: move}); err != nil {
+		t.Fatal(err)
+	}
+	f.fanout(t, host.GameID)
+	var kinds []string
+	for _, m := range append(got, f.take(t, c)...) {
+		if m["type"] == "playerEvent" {
+			kinds = append(kinds, fmt.Sprint(m["kind"]))
+			if m["kind"] == "yourTurn" && m["move"].(map[string]any)["san"] != "e5" {
+				t.Errorf("yourTurn %v; want the opponent's e5", m)
+			}
+		}
+	}
+	if !slices.Equal(kinds, []string{"gameStarted", "yourTurn"}) {
+		t.Errorf("player events %v; want gameStarted, yourTurn", kinds)
+	}
+	// The account's subscription is one of the connection's ten: with the
+	// game's, eight more games fit, a ninth does not.
+	for i := range 9 {
+		g, err := f.svc.Create(ctx, service.CreateInput{Options: hostWhite(), Caller: service.Caller{Token: p.Token}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.send(t, c, `{"action":"subscribe","gameId":"`+g.GameID+`"}`)
+		got := f.take(t, c)
+		if want := map[bool]string{true: "error", false: "subscribed"}[i == 8]; len(got) != 1 || got[0]["type"] != want {
+			t.Fatalf("subscription %d besides the account's and the game's: %v; want %s", i+1, got, want)
+		}
+	}
+	spec := f.connect(t, "cs", "", "en")
+	f.send(t, spec, `{"action":"subscribe","player":"me"}`)
+	seat := f.connect(t, "cg", guest.Token, "en")
+	f.send(t, seat, `{"action":"subscribe","player":"me"}`)
+	if a, b := f.take(t, spec), f.take(t, seat); len(a) != 1 || a[0]["code"] != "player_required" || len(b) != 1 || b[0]["code"] != "forbidden" {
+		t.Errorf("account-wide subscribe without a player token: %v, with a seat token: %v; want player_required, forbidden", a, b)
 	}
 }
 
@@ -248,6 +520,7 @@ func TestMessagesAndLimits(t *testing.T) {
 		{`nope`, "invalid_json"},
 		{`{"action":"fly"}`, "invalid_field"},
 		{`{"action":"subscribe","gameId":"nosuchgame123"}`, "game_not_found"},
+		{`{"action":"sync","gameId":"nosuchgame123"}`, "game_not_found"},
 	} {
 		if err := f.gs.Message(ctx, "c", []byte(tt.body)); err != nil {
 			t.Fatal(err)

@@ -13,24 +13,37 @@ import (
 	"chessapi/shared/service"
 )
 
-// The stream's conversation (SPEC §11), written once for both transports:
+// The stream's conversation (SPEC §16.1), written once for both transports:
 // the local WebSocket server (streamws.go) and the API Gateway WebSocket API
 // (streamapigw.go). A transport gives it two ports — a way to send a message
-// to one connection, and the registry of who follows which game (in memory
+// to one connection, and the registry of who follows what (in memory
 // locally, the data table on AWS) — and hands it every client message; the
-// session answers pings, subscribes (authorize, record, the current view,
-// the catch-up), unsubscribes, marks a seat disconnected when its last
-// subscription ends, and words every committed version for a subscriber.
-// Delivering commits differs by transport and stays with it: the local
-// server follows each subscription from the in-process feed, AWS fans each
-// stored version out from the table's change stream.
+// session answers pings, subscribes (authorize, record, then read: the
+// whole view and the missed events), syncs, unsubscribes, disconnects a
+// seat when its last subscription ends, and words every committed version
+// for a subscriber. Delivering commits differs by transport and stays with
+// it: the local server follows each subscription from the in-process feed,
+// AWS fans each stored version out from the table's change stream.
+//
+// Why subscribe records before it reads: every version after the one the
+// subscriber is given must reach it. The local server watches the feed
+// before reading; on AWS a version is fanned out to the subscriptions the
+// table holds after the version is stored, so a subscription recorded
+// before the read misses no version after the read. A version fanned out
+// meanwhile may also arrive (before or after subscribed): the client keeps
+// what is newer than the view it is given and ignores the rest.
 
 // StreamGames is what the stream needs of the service.
 type StreamGames interface {
+	// Observe reads a game for a caller (a due timeout applied).
 	Observe(ctx context.Context, gameID string, c service.Caller) (service.Observation, error)
+	// Connect reads it for a subscription: a seat is connected from now.
+	Connect(ctx context.Context, gameID string, c service.Caller) (service.Observation, error)
+	// Disconnect: the seat's last subscription ended.
+	Disconnect(ctx context.Context, gameID string, c service.Caller) error
 	ViewFor(st *game.State, seat *chess.Color) (*game.View, error)
-	Changes(ctx context.Context, gameID string, c service.Caller, after int64) (service.ChangeLog, error)
-	SetPresence(ctx context.Context, gameID string, c service.Caller, connected bool) (*game.View, error)
+	// Me is the account of a player token.
+	Me(ctx context.Context, c service.Caller) (service.Profile, error)
 }
 
 var _ StreamGames = (*service.Service)(nil)
@@ -51,16 +64,26 @@ type StreamSend func(ctx context.Context, connID string, m StreamMessage) error
 // itself (the local server, from the in-process feed) rather than by a
 // fan-out over the registry. watch is called before the game is read, so a
 // commit between the read and the start of delivery is not lost; follow
-// then starts delivery for a subscriber at version v, and abandon releases
-// what watch took when the subscription does not start.
+// then starts delivery for a subscriber from state st, and abandon
+// releases what watch took when the subscription does not start.
+// watchPlayer does the same for an account-wide subscription.
 type streamFollower interface {
-	watch(conn StreamConn, gameID string) (follow func(ctx context.Context, v int64, seat *chess.Color), abandon func())
+	watch(conn StreamConn, gameID string) (follow func(ctx context.Context, st *game.State, seat *chess.Color), abandon func())
+	watchPlayer(conn StreamConn, playerID string) (follow func(ctx context.Context), abandon func())
 }
 
 // connectionTTL outlives API Gateway's two-hour limit on a connection: a
 // stored connection or subscription whose $disconnect was lost expires
 // after it.
 const connectionTTL = 3 * time.Hour
+
+// playerTopicPrefix starts the registry key of an account-wide
+// subscription (a game id never holds a "/").
+const playerTopicPrefix = "player/"
+
+// PlayerTopic is the registry key under which the connections following
+// playerID's account are listed.
+func PlayerTopic(playerID string) string { return playerTopicPrefix + playerID }
 
 // streamSession is the conversation over one transport.
 type streamSession struct {
@@ -82,8 +105,18 @@ func (s *streamSession) handle(ctx context.Context, conn StreamConn, body []byte
 	switch req.Action {
 	case ActionPing:
 		return s.send(ctx, conn.ID, StreamMessage{Type: MsgPong})
+	case ActionSync:
+		return s.sync(ctx, conn, req.GameID)
 	case ActionUnsubscribe:
-		sub, ok, err := s.subs.Unsubscribe(ctx, conn.ID, req.GameID)
+		key := req.GameID
+		if req.Player {
+			id, err := s.account(ctx, conn)
+			if err != nil {
+				return s.send(ctx, conn.ID, StreamError(err, "", conn.Lang))
+			}
+			key = PlayerTopic(id)
+		}
+		sub, ok, err := s.subs.Unsubscribe(ctx, conn.ID, key)
 		if err != nil {
 			return err
 		}
@@ -92,27 +125,29 @@ func (s *streamSession) handle(ctx context.Context, conn StreamConn, body []byte
 		}
 		return nil
 	}
+	if req.Player {
+		return s.subscribePlayer(ctx, conn)
+	}
 	return s.subscribe(ctx, conn, req.GameID, req.AfterVersion)
 }
 
-// subscribe authorizes conn for the game (a due timeout applied; a seat
-// marked disconnected is connected again), records the subscription, sends
-// the current view and what changed after afterVersion, then leaves the
-// game to the transport's delivery.
+// subscribe authorizes conn for the game, records the subscription, then
+// reads the game (a due timeout applied; a seat connected from now) and
+// sends its whole view at version V with the events of every version after
+// afterVersion, and leaves the versions after V to the transport.
 func (s *streamSession) subscribe(ctx context.Context, conn StreamConn, gameID string, afterVersion *int64) error {
-	var follow func(context.Context, int64, *chess.Color)
+	authorized, err := s.games.Observe(ctx, gameID, conn.Caller)
+	if err != nil {
+		return s.send(ctx, conn.ID, StreamError(err, gameID, conn.Lang))
+	}
+	var follow func(context.Context, *game.State, *chess.Color)
 	abandon := func() {}
 	if s.follower != nil {
 		follow, abandon = s.follower.watch(conn, gameID)
 	}
-	obs, err := s.games.Observe(ctx, gameID, conn.Caller)
-	if err != nil {
-		abandon()
-		return s.send(ctx, conn.ID, StreamError(err, gameID, conn.Lang))
-	}
-	sub := push.Subscription{GameID: gameID, ConnID: conn.ID, TokenHash: conn.tokenHash(), Lang: conn.Lang.String(), ExpiresAt: s.now().Add(connectionTTL)}
-	if obs.Seat != nil {
-		sub.Seat = obs.Seat.String()
+	sub := conn.subscription(gameID, s.now())
+	if authorized.Seat != nil {
+		sub.Seat = authorized.Seat.String()
 	}
 	if err := s.subs.Subscribe(ctx, sub, MaxSubscriptions); err != nil {
 		abandon()
@@ -121,52 +156,110 @@ func (s *streamSession) subscribe(ctx context.Context, conn StreamConn, gameID s
 		}
 		return err
 	}
-	view, err := s.games.ViewFor(obs.State, obs.Seat)
-	if err != nil {
-		abandon()
-		return errors.Join(err, s.send(ctx, conn.ID, StreamError(err, gameID, conn.Lang)))
-	}
-	if err := s.send(ctx, conn.ID, SubscribedMessage(gameID, view, conn.Lang)); err != nil {
-		abandon()
-		return err
-	}
-	at := obs.State.Version
-	if afterVersion != nil && *afterVersion < at {
-		var ok bool
-		if at, ok, err = s.catchUp(ctx, conn, gameID, *afterVersion); !ok {
+	failed := func() {
+		if s.follower != nil {
 			abandon()
-			return err
+			return
+		}
+		if sub, ok, err := s.subs.Unsubscribe(ctx, conn.ID, gameID); err == nil && ok {
+			s.left(ctx, sub, conn.Caller)
 		}
 	}
+	obs, err := s.games.Connect(ctx, gameID, conn.Caller)
+	if err != nil {
+		failed()
+		return s.send(ctx, conn.ID, StreamError(err, gameID, conn.Lang))
+	}
+	view, err := s.games.ViewFor(obs.State, obs.Seat)
+	if err != nil {
+		failed()
+		return errors.Join(err, s.send(ctx, conn.ID, StreamError(err, gameID, conn.Lang)))
+	}
+	if err := s.send(ctx, conn.ID, SubscribedMessage(obs.State, view, afterVersion, conn.Lang)); err != nil {
+		failed()
+		return err
+	}
 	if follow != nil {
-		follow(ctx, at, obs.Seat)
+		follow(ctx, obs.State, obs.Seat)
 	}
 	return nil
 }
 
-// catchUp sends what changed after version after — the logged changes, or
-// a reset when the log no longer reaches back — and returns the version the
-// subscriber is now at. ok is false when the subscriber could not be
-// brought up to date: a failed read (answered to the client, err nil) or a
-// failed send (err).
-func (s *streamSession) catchUp(ctx context.Context, conn StreamConn, gameID string, after int64) (at int64, ok bool, err error) {
-	log, err := s.games.Changes(ctx, gameID, conn.Caller, after)
+// sync sends the caller's whole view of the game as it is now (a
+// subscribed with no missed events).
+func (s *streamSession) sync(ctx context.Context, conn StreamConn, gameID string) error {
+	obs, err := s.games.Observe(ctx, gameID, conn.Caller)
 	if err != nil {
-		return 0, false, s.send(ctx, conn.ID, StreamError(err, gameID, conn.Lang))
+		return s.send(ctx, conn.ID, StreamError(err, gameID, conn.Lang))
 	}
-	for _, m := range CatchUp(gameID, log, conn.Lang) {
-		if err := s.send(ctx, conn.ID, m); err != nil {
-			return 0, false, err
-		}
+	view, err := s.games.ViewFor(obs.State, obs.Seat)
+	if err != nil {
+		return errors.Join(err, s.send(ctx, conn.ID, StreamError(err, gameID, conn.Lang)))
 	}
-	return log.Version, true, nil
+	return s.send(ctx, conn.ID, SubscribedMessage(obs.State, view, nil, conn.Lang))
 }
 
-// left is the presence rule (seeds/000 §8.5): when sub ends and its seat
-// has no other subscription to the game on any connection, the seat is
-// disconnected (its grace starts). caller is the one the subscription was
-// made with. Failures are logged: the seat's next request reconnects it
-// anyway, and the grace is enforced from the stored game.
+// account is the player of conn's player token: no token is 401
+// player_required, a seat token 403 forbidden, an unknown player token 401.
+func (s *streamSession) account(ctx context.Context, conn StreamConn) (string, error) {
+	c := conn.Caller
+	switch {
+	case c.Token == "" && c.TokenHash == "":
+		return "", service.ErrPlayerRequired
+	case !isPlayerCredential(c):
+		return "", service.ErrForbidden
+	}
+	p, err := s.games.Me(ctx, c)
+	if err != nil {
+		return "", err
+	}
+	return p.PlayerID, nil
+}
+
+// isPlayerCredential reports whether the caller holds a player token (or
+// the hash of one, recorded with its kind).
+func isPlayerCredential(c service.Caller) bool {
+	if c.Token != "" {
+		return isPlayerToken(c.Token)
+	}
+	return c.TokenHash != "" && c.PlayerToken
+}
+
+// subscribePlayer starts the account-wide subscription of conn's player:
+// recorded (one of the connection's subscriptions), confirmed, then every
+// player event of the player's games follows.
+func (s *streamSession) subscribePlayer(ctx context.Context, conn StreamConn) error {
+	id, err := s.account(ctx, conn)
+	if err != nil {
+		return s.send(ctx, conn.ID, StreamError(err, "", conn.Lang))
+	}
+	var follow func(context.Context)
+	abandon := func() {}
+	if s.follower != nil {
+		follow, abandon = s.follower.watchPlayer(conn, id)
+	}
+	if err := s.subs.Subscribe(ctx, conn.subscription(PlayerTopic(id), s.now()), MaxSubscriptions); err != nil {
+		abandon()
+		if errors.Is(err, push.ErrTooManySubscriptions) {
+			return s.send(ctx, conn.ID, StreamError(ErrTooManySubscriptions, "", conn.Lang))
+		}
+		return err
+	}
+	if err := s.send(ctx, conn.ID, PlayerSubscribedMessage(id)); err != nil {
+		abandon()
+		return err
+	}
+	if follow != nil {
+		follow(ctx)
+	}
+	return nil
+}
+
+// left is the presence rule (SPEC §16.1, seeds/000 §8.5): when sub ends and
+// its seat has no other subscription to the game on any connection, the
+// seat is disconnected (its grace starts). caller is the one the
+// subscription was made with. Failures are logged: the grace is enforced
+// from the stored game, and the seat's next request ends it anyway.
 func (s *streamSession) left(ctx context.Context, sub push.Subscription, caller service.Caller) {
 	if sub.Seat == "" {
 		return
@@ -181,60 +274,90 @@ func (s *streamSession) left(ctx context.Context, sub push.Subscription, caller 
 			return // still connected elsewhere
 		}
 	}
-	if _, err := s.games.SetPresence(ctx, sub.GameID, caller, false); err != nil && !errors.Is(err, service.ErrNotFound) {
+	if err := s.games.Disconnect(ctx, sub.GameID, caller); err != nil && !errors.Is(err, service.ErrNotFound) {
 		s.log.Warn("presence: disconnect", "game", sub.GameID, "seat", sub.Seat, "err", err)
 	}
 }
 
-// change is the message of committed state st for a subscriber in seat
-// (nil: a spectator) reading lang.
-func (s *streamSession) change(st *game.State, seat *chess.Color, lang Lang) (StreamMessage, error) {
-	view, err := s.games.ViewFor(st, seat)
-	if err != nil {
-		return StreamMessage{}, err
-	}
-	var events []byte
-	if c, ok := st.LastChange(); ok {
-		events = c.Events
-	}
-	return ChangeMessage(st.GameID, st.Version, events, view, lang), nil
-}
-
 // changeMessages words one committed state for many subscribers: one
 // message per seat kind and language, however many connections share it.
+// prev, the version before (nil: unknown), makes the deltas of a version
+// stored without its own (by a writer older than deltas).
 type changeMessages struct {
-	s     *streamSession
-	st    *game.State
-	byKey map[changeKey]StreamMessage
+	prev, st *game.State
+	c        game.Change
+	ok       bool
+	byKey    map[changeKey]StreamMessage
 }
 
+// changeKey is what a change's message depends on: the seat (legal moves)
+// and the language (AI names, result summaries).
 type changeKey struct{ seat, lang string }
 
-func (s *streamSession) changes(st *game.State) *changeMessages {
-	return &changeMessages{s: s, st: st, byKey: map[changeKey]StreamMessage{}}
+func newChangeMessages(prev, st *game.State) *changeMessages {
+	c, ok := st.LastChange()
+	return &changeMessages{prev: prev, st: st, c: c, ok: ok, byKey: map[changeKey]StreamMessage{}}
 }
 
-// forSub is the message for subscription sub.
+// hasDelta reports whether the version has a delta to send: its own
+// (every version but a game's first), or one made from the version before.
+func (c *changeMessages) hasDelta() bool {
+	return c.ok && (len(c.c.Delta) > 0 || c.prev != nil && c.prev.Version == c.st.Version-1)
+}
+
+// forSub is the message for subscription sub. A state without its delta
+// (only a game's first version has none) is game.ErrNoDelta.
 func (c *changeMessages) forSub(sub push.Subscription) (StreamMessage, error) {
 	k := changeKey{sub.Seat, sub.Lang}
 	if m, ok := c.byKey[k]; ok {
 		return m, nil
 	}
-	var seat *chess.Color
-	if sub.Seat != "" {
-		var col chess.Color
-		if err := col.UnmarshalText([]byte(sub.Seat)); err != nil {
-			return StreamMessage{}, fmt.Errorf("subscription of %s to %s: seat %q: %w", sub.ConnID, sub.GameID, sub.Seat, err)
-		}
-		seat = &col
+	seat, err := subscriptionSeat(sub)
+	if err != nil {
+		return StreamMessage{}, err
 	}
 	lang, _ := ParseLang(sub.Lang)
-	m, err := c.s.change(c.st, seat, lang)
+	m, err := c.forSeat(seat, lang)
 	if err != nil {
 		return StreamMessage{}, err
 	}
 	c.byKey[k] = m
 	return m, nil
+}
+
+// forSeat is the message for a subscriber in seat (nil: a spectator)
+// reading lang.
+func (c *changeMessages) forSeat(seat *chess.Color, lang Lang) (StreamMessage, error) {
+	if !c.ok {
+		return StreamMessage{}, game.ErrNoDelta
+	}
+	d, err := c.st.DeltaFor(c.c, seat)
+	if errors.Is(err, game.ErrNoDelta) {
+		d, err = game.DeltaBetween(c.prev, c.st, seat, time.UnixMilli(c.c.At))
+	}
+	if err != nil {
+		return StreamMessage{}, err
+	}
+	return ChangeMessage(c.st.GameID, c.c, d, lang)
+}
+
+// subscriptionSeat reads a subscription's seat (nil: a spectator).
+func subscriptionSeat(sub push.Subscription) (*chess.Color, error) {
+	if sub.Seat == "" {
+		return nil, nil
+	}
+	var col chess.Color
+	if err := col.UnmarshalText([]byte(sub.Seat)); err != nil {
+		return nil, fmt.Errorf("subscription of %s to %s: seat %q: %w", sub.ConnID, sub.GameID, sub.Seat, err)
+	}
+	return &col, nil
+}
+
+// subscription is the record of conn following key (a game id, or a
+// player's topic).
+func (c StreamConn) subscription(key string, now time.Time) push.Subscription {
+	return push.Subscription{GameID: key, ConnID: c.ID, TokenHash: c.tokenHash(), PlayerToken: isPlayerCredential(c.Caller),
+		Lang: c.Lang.String(), ExpiresAt: now.Add(connectionTTL)}
 }
 
 // tokenHash is the hash the subscription records for the connection's

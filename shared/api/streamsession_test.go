@@ -15,7 +15,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"chessapi/shared/chess"
+	"chessapi/shared/api/streamtest"
 	"chessapi/shared/game"
 	"chessapi/shared/push"
 	"chessapi/shared/service"
@@ -205,20 +205,36 @@ func (m *memoryConnections) Subscribers(_ context.Context, gameID string) ([]pus
 }
 
 // shape is what the two transports must agree on in a message: its type,
-// version, error code and field, which game (the script's own as "G"), and
-// the types of its events.
+// version, error code and field, which game (the script's own as "G"),
+// the types of its events, and for a subscribed the missed versions with
+// their events' types (or the reset).
 func shape(m map[string]any, gameID string) string {
 	g, _ := m["gameId"].(string)
 	if g == gameID {
 		g = "G"
 	}
-	var events []string
-	evs, _ := m["events"].([]any)
-	for _, e := range evs {
-		events = append(events, fmt.Sprint(e.(map[string]any)["type"]))
+	eventTypes := func(evs any) []string {
+		var out []string
+		list, _ := evs.([]any)
+		for _, e := range list {
+			out = append(out, fmt.Sprint(e.(map[string]any)["type"]))
+		}
+		return out
 	}
 	view, _ := m["game"].(map[string]any)
-	return fmt.Sprintf("%v v%v code=%v field=%v game=%s events=%v you=%v", m["type"], m["version"], m["code"], m["field"], g, events, view["you"])
+	out := fmt.Sprintf("%v v%v code=%v field=%v game=%s events=%v you=%v", m["type"], m["version"], m["code"], m["field"], g, eventTypes(m["events"]), view["you"])
+	if missed, ok := m["missed"].([]any); ok {
+		var ms []string
+		for _, c := range missed {
+			mc := c.(map[string]any)
+			ms = append(ms, fmt.Sprintf("%v:%v", mc["version"], eventTypes(mc["events"])))
+		}
+		out += fmt.Sprintf(" missed=%v", ms)
+	}
+	if m["reset"] == true {
+		out += " reset"
+	}
+	return out
 }
 
 // TestOneConversationTwoTransports: the same client messages on the local
@@ -256,6 +272,9 @@ func TestOneConversationTwoTransports(t *testing.T) {
 			{false, []string{`{"action":"unsubscribe","gameId":"` + gameID + `"}`}},
 			{false, []string{`{"action":"unsubscribe","gameId":"` + gameID + `"}`}},
 			{true, []string{sub(`,"afterVersion":4`)}},
+			{true, []string{`{"action":"sync","gameId":"` + gameID + `"}`}},
+			{false, []string{`{"action":"subscribe","player":"me"}`}},
+			{true, []string{`{"action":"subscribe","player":"me"}`}},
 		}
 		// Nine more games, then an eleventh: refused.
 		var fill []string
@@ -319,20 +338,19 @@ func TestOneConversationTwoTransports(t *testing.T) {
 		{"error v<nil> code=invalid_field field=action game= events=[] you=<nil>"},
 		{"error v<nil> code=unknown_field field=extra game= events=[] you=<nil>"},
 		{"error v<nil> code=game_not_found field=<nil> game=nosuchgameatall events=[] you=<nil>"},
-		{"subscribed v4 " + ok + " events=[] you=white"},
-		{"subscribed v4 " + ok + " events=[] you=white",
-			"change v2 " + ok + " events=[playerJoined gameStarted] you=white",
-			"change v3 " + ok + " events=[moved] you=white",
-			"change v4 " + ok + " events=[moved] you=white"},
-		{"subscribed v4 " + ok + " events=[] you=white",
-			"change v4 " + ok + " events=[moved] you=white"},
+		// The seat's first stream connection connects it: version 5.
+		{"subscribed v5 " + ok + " events=[] you=white missed=[]"},
+		{"subscribed v5 " + ok + " events=[] you=white missed=[2:[playerJoined gameStarted] 3:[moved] 4:[moved] 5:[]]"},
+		{"subscribed v5 " + ok + " events=[] you=white missed=[4:[moved] 5:[]]"},
 		{"error v<nil> code=invalid_field field=afterVersion game= events=[] you=<nil>"},
 		nil, // unsubscribed: nothing to say
 		nil, // again: nothing either
 		// The seat's last subscription ended: it was marked disconnected
-		// (version 5), which the spectator catches up on.
-		{"subscribed v5 " + ok + " events=[] you=<nil>",
-			"change v5 " + ok + " events=[playerDisconnected] you=<nil>"},
+		// (version 6), which the spectator catches up on.
+		{"subscribed v6 " + ok + " events=[] you=<nil> missed=[5:[] 6:[playerDisconnected]]"},
+		{"subscribed v6 " + ok + " events=[] you=<nil> missed=[]"},
+		{"error v<nil> code=forbidden field=<nil> game= events=[] you=<nil>"},
+		{"error v<nil> code=player_required field=<nil> game= events=[] you=<nil>"},
 	}
 	for i, w := range want {
 		if !slices.Equal(gotLocal[i], w) {
@@ -344,72 +362,118 @@ func TestOneConversationTwoTransports(t *testing.T) {
 	}
 }
 
-// gatedFeed is the service as the local stream sees it, with ViewFor held
-// on a gate once armed: a follower that stalls so while commits go on
-// overflows its feed.
+// gatedFeed is the service as the local stream sees it, with the game's
+// feed held on a gate once armed: a follower that stalls so while commits
+// go on overflows its feed (the service's buffer, which never waits).
 type gatedFeed struct {
 	*service.Service
-	armed   atomic.Bool
-	held    chan struct{} // closed when the gate holds a call
-	release chan struct{}
-	changes atomic.Int32 // catch-ups from the change log
+	armed    atomic.Bool
+	held     chan struct{} // closed when the gate holds a change
+	release  chan struct{}
+	catchUps atomic.Int32 // reads of the game after the subscribe's
 }
 
-func (g *gatedFeed) ViewFor(st *game.State, seat *chess.Color) (*game.View, error) {
-	if g.armed.CompareAndSwap(true, false) {
-		close(g.held)
-		<-g.release
-	}
-	return g.Service.ViewFor(st, seat)
+func (g *gatedFeed) Watch(gameID string, buffer int) (<-chan service.Change, func()) {
+	in, stop := g.Service.Watch(gameID, buffer)
+	out := make(chan service.Change)
+	go func() {
+		defer close(out)
+		for c := range in {
+			if g.armed.CompareAndSwap(true, false) {
+				close(g.held)
+				<-g.release
+			}
+			out <- c
+		}
+	}()
+	return out, stop
 }
 
-func (g *gatedFeed) Changes(ctx context.Context, gameID string, c service.Caller, after int64) (service.ChangeLog, error) {
-	g.changes.Add(1)
-	return g.Service.Changes(ctx, gameID, c, after)
+func (g *gatedFeed) Observe(ctx context.Context, gameID string, c service.Caller) (service.Observation, error) {
+	g.catchUps.Add(1)
+	return g.Service.Observe(ctx, gameID, c)
 }
 
 // TestLocalFollowerCatchesUpAfterOverflow: a subscriber whose feed
 // overflowed (the feed never waits for a slow reader) gets the versions it
-// missed from the change log, each once and in order, not a gap.
+// missed from the change log, each once and in order, not a gap: as
+// changes while the log keeps their deltas, else as the whole view again
+// with the missed events. Either way its view from the messages is the
+// GET view, and it saw every version's events once.
 func TestLocalFollowerCatchesUpAfterOverflow(t *testing.T) {
-	a := newTestAPI(t)
-	white, black := a.createHumanGame(map[string]any{"colorAssignment": "hostWhite"})
-	feed := &gatedFeed{Service: a.svc, held: make(chan struct{}), release: make(chan struct{})}
-	stream := NewStream(feed, StreamOptions{SendBuffer: 256})
-	srv := httptest.NewServer(stream)
-	t.Cleanup(func() { srv.Close(); stream.Close() })
-	spectator := dialLocal(t, srv, "")
-	spectator.send(`{"action":"subscribe","gameId":"` + white.gameID + `"}`)
-	sub := spectator.read()
-	if sub["type"] != MsgSubscribed {
-		t.Fatalf("subscribe: %v", sub)
-	}
-	at := int64(sub["version"].(float64))
+	// The feed holds 16: a follower stalled for more commits is behind by
+	// more-15 versions when it sees the gap.
+	for _, more := range []int{20, game.ChangeLogDeltas + 24} {
+		t.Run(fmt.Sprintf("%d versions behind", more), func(t *testing.T) {
+			a := newTestAPI(t)
+			white, black := a.createHumanGame(map[string]any{"colorAssignment": "hostWhite"})
+			feed := &gatedFeed{Service: a.svc, held: make(chan struct{}), release: make(chan struct{})}
+			stream := NewStream(feed, StreamOptions{SendBuffer: 256})
+			srv := httptest.NewServer(stream)
+			t.Cleanup(func() { srv.Close(); stream.Close() })
+			spectator := dialLocal(t, srv, "")
+			follower := streamtest.New()
+			spectator.send(`{"action":"subscribe","gameId":"` + white.gameID + `"}`)
+			sub := spectator.read()
+			if sub["type"] != MsgSubscribed {
+				t.Fatalf("subscribe: %v", sub)
+			}
+			if err := follower.Apply(sub); err != nil {
+				t.Fatal(err)
+			}
+			at := int64(sub["version"].(float64))
+			subscribeReads := feed.catchUps.Load()
 
-	// The follower takes the next change and stalls in its view while 40
-	// more are committed: its feed (16 deep) drops the rest.
-	feed.armed.Store(true)
-	a.move(white, "e2e4").expect(t, http.StatusOK)
-	<-feed.held
-	const more = 40
-	for i := range more {
-		a.do("POST", "/v1/games/"+white.gameID+"/presence", black.token, map[string]any{"connected": i%2 == 1}).expect(t, http.StatusOK)
-	}
-	close(feed.release)
-	// One more commit after the stall shows the follower the gap.
-	a.move(black, "e7e5").expect(t, http.StatusOK)
-	last := at + 1 + more + 1
-	for v := at + 1; v <= last; v++ {
-		m := spectator.read()
-		if m["type"] != MsgChange || int64(m["version"].(float64)) != v {
-			t.Fatalf("after version %d: %s; want the change of version %d", v-1, shape(m, white.gameID), v)
-		}
-	}
-	if feed.changes.Load() == 0 {
-		t.Error("no catch-up from the change log; the versions cannot all have come from the overflowing feed")
-	}
-	if rest := spectator.untilPong(); len(rest) != 0 {
-		t.Errorf("after the last version: %d more messages, first %s", len(rest), shape(rest[0], white.gameID))
+			// The follower takes the next change and stalls on it while
+			// more are committed: its feed (16 deep) drops the rest.
+			feed.armed.Store(true)
+			a.move(white, "e2e4").expect(t, http.StatusOK)
+			<-feed.held
+			for i := range more {
+				a.do("POST", "/v1/games/"+white.gameID+"/presence", black.token, map[string]any{"connected": i%2 == 1}).expect(t, http.StatusOK)
+			}
+			close(feed.release)
+			// One more commit after the stall shows the follower the gap.
+			a.move(black, "e7e5").expect(t, http.StatusOK)
+			last := at + 1 + int64(more) + 1
+			seen := map[int64]int{}
+			resyncs := 0
+			for follower.Game(white.gameID).Version < last {
+				m := spectator.read()
+				if err := follower.Apply(m); err != nil {
+					t.Fatal(err)
+				}
+				switch m["type"] {
+				case MsgChange:
+					seen[int64(m["version"].(float64))]++
+				case MsgSubscribed:
+					resyncs++
+					for _, c := range m["missed"].([]any) {
+						seen[int64(c.(map[string]any)["version"].(float64))]++
+					}
+				default:
+					t.Fatalf("unexpected %s", shape(m, white.gameID))
+				}
+			}
+			for v := at + 1; v <= last; v++ {
+				if seen[v] != 1 {
+					t.Errorf("version %d: its events came %d times; want once", v, seen[v])
+				}
+			}
+			if feed.catchUps.Load() == subscribeReads {
+				t.Error("no catch-up from the change log; the versions cannot all have come from the overflowing feed")
+			}
+			if wantResync := more-15 > game.ChangeLogDeltas; (resyncs > 0) != wantResync {
+				t.Errorf("%d whole views sent again; want them only past the %d deltas the log keeps", resyncs, game.ChangeLogDeltas)
+			}
+			want := a.do("GET", "/v1/games/"+white.gameID, "", nil).expect(t, http.StatusOK).game()
+			if got := follower.Game(white.gameID).View; !streamtest.Equal(got, want) {
+				t.Errorf("the followed view differs from GET: %s", streamtest.Diff(got, want))
+			}
+			if rest := spectator.untilPong(); len(rest) != 0 {
+				t.Errorf("after the last version: %d more messages, first %s", len(rest), shape(rest[0], white.gameID))
+			}
+		})
 	}
 }
 

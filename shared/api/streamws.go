@@ -12,6 +12,7 @@ import (
 	"github.com/coder/websocket"
 
 	"chessapi/shared/chess"
+	"chessapi/shared/game"
 	"chessapi/shared/push"
 	"chessapi/shared/service"
 )
@@ -27,10 +28,12 @@ import (
 // reconnects with afterVersion and loses nothing.
 
 // StreamFeed is what the local stream needs of the service: the
-// conversation's reads and writes, and the in-process feed of commits.
+// conversation's reads and writes, and the in-process feed of commits (of
+// a game, and of a registered player's games).
 type StreamFeed interface {
 	StreamGames
 	Watch(gameID string, buffer int) (<-chan service.Change, func())
+	WatchPlayer(playerID string, buffer int) service.PlayerWatch
 }
 
 var _ StreamFeed = (*service.Service)(nil)
@@ -102,6 +105,12 @@ func (s *Stream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// hold, never with ambient credentials such as cookies, so a
 		// foreign page gains nothing by connecting.
 		InsecureSkipVerify: true,
+		// permessage-deflate when the client offers it (SPEC §16.1), each
+		// message compressed on its own: context takeover would keep a
+		// 1.2 MB compressor per connection (coder/websocket's figure),
+		// thousands of times over; messages past 512 bytes (a subscribed
+		// view, a change with legal moves) compress well on their own.
+		CompressionMode: websocket.CompressionNoContextTakeover,
 	})
 	if err != nil {
 		return // Accept has answered the request
@@ -184,16 +193,39 @@ func (s *Stream) leftLater(sub push.Subscription, caller service.Caller) {
 // watch is the streamFollower of the conversation: the game's feed is
 // watched before the game is read; a subscription that replaces one of the
 // same game on the connection stops the old one first.
-func (s *Stream) watch(conn StreamConn, gameID string) (follow func(context.Context, int64, *chess.Color), abandon func()) {
-	none := func() (func(context.Context, int64, *chess.Color), func()) {
-		return func(context.Context, int64, *chess.Color) {}, func() {}
+func (s *Stream) watch(conn StreamConn, gameID string) (follow func(context.Context, *game.State, *chess.Color), abandon func()) {
+	changes, unwatch := s.games.Watch(gameID, 16)
+	sub, abandon := s.follow(conn, gameID, changes, unwatch)
+	if sub == nil {
+		return func(context.Context, *game.State, *chess.Color) {}, abandon
 	}
+	return func(ctx context.Context, st *game.State, seat *chess.Color) {
+		go sub.run(ctx, st.Version, seat)
+	}, abandon
+}
+
+// watchPlayer is watch for an account-wide subscription: the player's
+// feed, watched before the subscription is confirmed.
+func (s *Stream) watchPlayer(conn StreamConn, playerID string) (follow func(context.Context), abandon func()) {
+	w := s.games.WatchPlayer(playerID, 64)
+	sub, abandon := s.follow(conn, PlayerTopic(playerID), w.Changes, w.Stop)
+	if sub == nil {
+		return func(context.Context) {}, abandon
+	}
+	return func(context.Context) {
+		go sub.runPlayer(playerID, w.Lost)
+	}, abandon
+}
+
+// follow adds the subscription of key on conn's connection (nil when the
+// connection has gone or is closing), replacing one of the same key.
+func (s *Stream) follow(conn StreamConn, key string, changes <-chan service.Change, unwatch func()) (*streamSub, func()) {
 	c := s.conn(conn.ID)
 	if c == nil {
-		return none()
+		unwatch()
+		return nil, func() {}
 	}
-	changes, unwatch := s.games.Watch(gameID, 16)
-	sub := &streamSub{c: c, gameID: gameID, changes: changes, unwatch: unwatch, quit: make(chan struct{}), done: make(chan struct{})}
+	sub := &streamSub{c: c, gameID: key, changes: changes, unwatch: unwatch, quit: make(chan struct{}), done: make(chan struct{})}
 	c.mu.Lock()
 	select {
 	case <-c.done:
@@ -201,19 +233,16 @@ func (s *Stream) watch(conn StreamConn, gameID string) (follow func(context.Cont
 		// stops; one added now would outlive the connection.
 		c.mu.Unlock()
 		unwatch()
-		return none()
+		return nil, func() {}
 	default:
 	}
-	old := c.subs[gameID]
-	c.subs[gameID] = sub
+	old := c.subs[key]
+	c.subs[key] = sub
 	c.mu.Unlock()
 	if old != nil {
 		old.stop() // a new subscribe restarts from its afterVersion
 	}
-	follow = func(ctx context.Context, at int64, seat *chess.Color) {
-		go sub.run(ctx, at, seat)
-	}
-	abandon = func() {
+	abandon := func() {
 		record, registered, _ := c.forget(sub)
 		sub.unwatch()
 		close(sub.done)
@@ -227,7 +256,7 @@ func (s *Stream) watch(conn StreamConn, gameID string) (follow func(context.Cont
 			s.leftLater(record, c.info.Caller)
 		}
 	}
-	return follow, abandon
+	return sub, abandon
 }
 
 // memorySubscriptions is the registry of the local transport: the
@@ -423,8 +452,9 @@ func (c *streamConn) forget(sub *streamSub) (record push.Subscription, registere
 	return sub.record, sub.registered, true
 }
 
-// streamSub is one game followed by one connection: watched from before
-// the game was read, recorded once authorized, followed once caught up.
+// streamSub is one game (or one player's account) followed by one
+// connection: watched from before the game was read, recorded once
+// authorized, followed once caught up.
 type streamSub struct {
 	c       *streamConn
 	gameID  string
@@ -453,7 +483,6 @@ func (sub *streamSub) run(ctx context.Context, at int64, seat *chess.Color) {
 	defer close(sub.done)
 	defer sub.unwatch()
 	c := sub.c
-	session := c.s.session
 	for {
 		select {
 		case <-sub.quit:
@@ -466,19 +495,87 @@ func (sub *streamSub) run(ctx context.Context, at int64, seat *chess.Color) {
 			switch {
 			case v <= at: // already sent (a catch-up went past it)
 			case v == at+1:
-				m, err := session.change(ch.State, seat, c.info.Lang)
-				if err != nil {
+				m, err := newChangeMessages(ch.Prev, ch.State).forSeat(seat, c.info.Lang)
+				switch {
+				case err == nil:
+					c.enqueue(m)
+					at = v
+					continue
+				case !errors.Is(err, game.ErrNoDelta):
 					c.enqueue(StreamError(err, sub.gameID, c.info.Lang))
 					sub.ended()
 					return
 				}
-				c.enqueue(m)
-				at = v
+				// A version without its delta: the whole view again.
+				fallthrough
 			default: // versions were skipped: the log has them
 				var ok bool
-				if at, ok, _ = session.catchUp(ctx, c.info, sub.gameID, at); !ok {
+				if at, ok = sub.catchUp(ctx, at, seat); !ok {
 					sub.ended()
 					return
+				}
+			}
+		}
+	}
+}
+
+// catchUp sends what changed after version at — each logged version as a
+// change, or, when the log no longer holds their deltas, the whole view
+// again (a subscribed with the missed events) — and returns the version
+// the subscriber is now at. ok is false when the game could not be read
+// (the client is told).
+func (sub *streamSub) catchUp(ctx context.Context, at int64, seat *chess.Color) (int64, bool) {
+	c := sub.c
+	session := c.s.session
+	obs, err := session.games.Observe(ctx, sub.gameID, c.info.Caller)
+	if err == nil {
+		var changes []game.Change
+		var deltas []game.Delta
+		switch changes, deltas, err = service.DeltasAfter(obs.State, seat, at); {
+		case err == nil:
+			for i, ch := range changes {
+				m, err := ChangeMessage(sub.gameID, ch, deltas[i], c.info.Lang)
+				if err != nil {
+					c.enqueue(StreamError(err, sub.gameID, c.info.Lang))
+					return at, false
+				}
+				c.enqueue(m)
+			}
+			return max(at, obs.State.Version), true
+		case errors.Is(err, game.ErrNoDelta):
+			var view *game.View
+			if view, err = session.games.ViewFor(obs.State, seat); err == nil {
+				c.enqueue(SubscribedMessage(obs.State, view, &at, c.info.Lang))
+				return obs.State.Version, true
+			}
+		}
+	}
+	c.enqueue(StreamError(err, sub.gameID, c.info.Lang))
+	return at, false
+}
+
+// runPlayer delivers the player events of every commit of the player's
+// games. Commits it could not keep up with cannot be told apart, so the
+// connection is then dropped like a client that does not read: it
+// reconnects and reads its list of games again.
+func (sub *streamSub) runPlayer(playerID string, lost <-chan struct{}) {
+	defer close(sub.done)
+	defer sub.unwatch()
+	c := sub.c
+	for {
+		select {
+		case <-sub.quit:
+			return
+		case <-lost:
+			go c.shutdown(websocket.StatusPolicyViolation, "too slow: reconnect")
+			return
+		case ch, ok := <-sub.changes:
+			if !ok {
+				return
+			}
+			for _, e := range service.PlayerEvents(ch.Prev, ch.State) {
+				if e.PlayerID == playerID {
+					c.enqueue(PlayerEventMessage(e, c.info.Lang))
 				}
 			}
 		}

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"encoding/json"
+
 	"chessapi/shared/game"
 )
 
@@ -27,4 +29,35 @@ func localize(v *game.View, l Lang) *game.View {
 		out.Result = &res
 	}
 	return &out
+}
+
+// localizeDelta fills the human texts of a delta for language l, as
+// localize does for a view: the players' field (AI names) and the
+// result's (summaries). The delta is a copy; d is not modified.
+func localizeDelta(d game.Delta, l Lang) game.Delta {
+	out := make(game.Delta, len(d))
+	copy(out, d)
+	for i, f := range out {
+		switch f.Key {
+		case "players":
+			var players game.PerColor[*game.PlayerView]
+			if json.Unmarshal(f.Value, &players) != nil {
+				continue
+			}
+			v := localize(&game.View{Players: players}, l)
+			if js, err := json.Marshal(v.Players); err == nil {
+				out[i].Value = js
+			}
+		case "result":
+			var r *game.ResultView
+			if json.Unmarshal(f.Value, &r) != nil || r == nil {
+				continue
+			}
+			v := localize(&game.View{Result: r}, l)
+			if js, err := json.Marshal(v.Result); err == nil {
+				out[i].Value = js
+			}
+		}
+	}
+	return out
 }

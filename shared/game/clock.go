@@ -83,7 +83,7 @@ func (s *State) turnDeadline() (at int64, cause string, ok bool) {
 	default:
 		at, cause = c.TurnStartedAt+c.RemainingMs[turn], causeClock
 	}
-	if seat := s.Seats[turn]; !seat.Connected && seat.AI == "" && !tc.Correspondence() {
+	if seat := s.Seats[turn]; seat.GraceRunning() && !tc.Correspondence() {
 		graceStart := max(seat.DisconnectedAt, c.TurnStartedAt)
 		if g := graceStart + s.Options.graceMs(); g < at {
 			at, cause = g, causeDisconnect
@@ -298,24 +298,51 @@ func (s *State) remainingAt(t int64) PerColor[int64] {
 	return r
 }
 
-// setPresence records that the seat of colour c connected or disconnected
-// at now (seeds/000 §8.5 disconnect grace). It returns s itself when nothing
-// changes: the presence is already so, the seat is empty or an AI, the game
-// is finished, or a timeout is due (Reduce applies it first).
-func (s *State) setPresence(c chess.Color, connected bool, now time.Time) (*State, []Event) {
-	c &= 1
+// setPresence records what p reports of the seat of colour p.Seat at now
+// (SPEC §16.1, seeds/000 §8.5 disconnect grace):
+//
+//   - the stream: a connection of the seat opened (connected from now; a
+//     running grace ends), or the seat's last one closed (the grace starts);
+//   - the seat itself over HTTP: a sign of life (an action, a read, POST
+//     presence true) ends a running grace without showing the seat as
+//     connected; POST presence false starts the grace, unless a stream
+//     connection of the seat is open.
+//
+// It returns s itself when nothing changes: the presence is already so, the
+// seat is empty or an AI, the game is finished, or a timeout is due (Reduce
+// applies it first).
+func (s *State) setPresence(p Presence, now time.Time) (*State, []Event) {
+	c := p.Seat & 1
 	seat := s.Seats[c]
 	t := max(now.UnixMilli(), s.Clock.TurnStartedAt)
-	if s.Phase == PhaseFinished || !seat.taken() || seat.AI != "" || seat.Connected == connected || s.timeoutDue(t) {
+	if s.Phase == PhaseFinished || !seat.taken() || seat.AI != "" || s.timeoutDue(t) {
 		return s, nil
 	}
-	next := s.clone()
-	ev := Event{Type: EventPlayerReconnected, Color: c.String(), At: t}
-	if connected {
-		next.Seats[c].Connected, next.Seats[c].DisconnectedAt = true, 0
-	} else {
-		next.Seats[c].Connected, next.Seats[c].DisconnectedAt = false, t
-		ev.Type = EventPlayerDisconnected
+	var after Seat
+	var events []Event
+	switch {
+	case p.Stream && p.Connected:
+		if seat.Streaming() {
+			return s, nil
+		}
+		after.Connected, after.ConnectedAt = true, t
+		if seat.GraceRunning() {
+			events = []Event{{Type: EventPlayerReconnected, Color: c.String(), At: t}}
+		}
+	case p.Connected: // a sign of life over HTTP
+		if !seat.GraceRunning() {
+			return s, nil
+		}
+		events = []Event{{Type: EventPlayerReconnected, Color: c.String(), At: t}}
+	case p.Stream && !seat.Streaming(), !p.Stream && (seat.GraceRunning() || seat.Streaming()):
+		// Nothing to close; or the app says it left while a stream
+		// connection of the seat is open (the stream shows otherwise).
+		return s, nil
+	default: // the last stream connection closed, or the app says it left
+		after.DisconnectedAt = t
+		events = []Event{{Type: EventPlayerDisconnected, Color: c.String(), At: t}}
 	}
-	return next, []Event{ev}
+	next := s.clone()
+	next.Seats[c].Connected, next.Seats[c].ConnectedAt, next.Seats[c].DisconnectedAt = after.Connected, after.ConnectedAt, after.DisconnectedAt
+	return next, events
 }

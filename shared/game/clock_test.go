@@ -109,7 +109,7 @@ func TestSetPresence(t *testing.T) {
 		t.Error("view shows the disconnected seat as connected")
 	}
 	on, events, ok := SetPresence(off, white, true, at(2000))
-	if !ok || !on.Seats[white].Connected || on.Seats[white].DisconnectedAt != 0 || events[0].Type != EventPlayerReconnected {
+	if !ok || on.Seats[white].Connected || on.Seats[white].DisconnectedAt != 0 || events[0].Type != EventPlayerReconnected {
 		t.Errorf("reconnect: %+v %v", on.Seats[white], events)
 	}
 	if _, _, ok := SetPresence(off, white, true, at(31000)); ok {
@@ -124,5 +124,61 @@ func TestSetPresenceIgnoresAISeats(t *testing.T) {
 	}
 	if _, _, ok := SetPresence(s, black, false, at(1000)); ok {
 		t.Error("SetPresence changed the AI seat")
+	}
+}
+
+// TestPresenceFromStreams (SPEC §16.1): a seat is connected only while a
+// stream connection of it is open; one that never opened one is not
+// connected and not on the disconnect clock; its last connection closing
+// starts the grace, which any sign of life over HTTP ends.
+func TestPresenceFromStreams(t *testing.T) {
+	s := play(t, newGame(t, DefaultOptions()), 100, "e2e4", "e7e5")
+	presence := func(s *State) PresenceView {
+		v, err := ViewOf(s, nil, at(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v.Players[white].Presence
+	}
+	if p := presence(s); p.Connected || p.Since != nil || s.Seats[white].GraceRunning() {
+		t.Fatalf("a new seat: %+v; want not connected, since null, no grace", p)
+	}
+	on, _, ok := StreamPresence(s, white, true, at(11000))
+	if p := presence(on); !ok || !p.Connected || p.Since == nil || *p.Since != at(11000).UnixMilli() {
+		t.Fatalf("a stream opened: %+v; want connected since 1 s", p)
+	}
+	if _, _, ok := StreamPresence(on, white, true, at(12000)); ok {
+		t.Error("a second connection changed the presence")
+	}
+	if _, _, ok := SetPresence(on, white, false, at(12000)); ok {
+		t.Error("POST presence false while the stream is open changed the presence")
+	}
+	off, events, ok := StreamPresence(on, white, false, at(13000))
+	if p := presence(off); !ok || p.Connected || p.Since == nil || *p.Since != at(13000).UnixMilli() || !off.Seats[white].GraceRunning() || events[0].Type != EventPlayerDisconnected {
+		t.Fatalf("the stream closed: %+v %v; want not connected since 3 s, on the grace", p, events)
+	}
+	if d, _ := Deadline(off); !d.Equal(at(13000 + 60000)) {
+		t.Errorf("deadline %v; want the grace's end", d)
+	}
+	if d, _ := Deadline(s); !d.After(at(13000 + 60000)) {
+		t.Errorf("deadline of a seat that never streamed %v; want its clock's, no grace", d)
+	}
+	back, events, ok := SetPresence(off, white, true, at(14000))
+	if p := presence(back); !ok || p.Connected || p.Since != nil || back.Seats[white].GraceRunning() || events[0].Type != EventPlayerReconnected {
+		t.Errorf("a sign of life over HTTP: %+v %v; want the grace ended, not shown connected", p, events)
+	}
+	again, events, ok := StreamPresence(off, white, true, at(15000))
+	if p := presence(again); !ok || !p.Connected || events[0].Type != EventPlayerReconnected {
+		t.Errorf("a stream opened in the grace: %+v %v; want connected, playerReconnected", p, events)
+	}
+	// A seat stored before streams counted: connected from creation, no
+	// connectedAt: not connected, and a stream connects it.
+	legacy := s.clone()
+	legacy.Seats[white].Connected = true
+	if p := presence(legacy); p.Connected {
+		t.Errorf("a seat stored connected without connectedAt shows %+v; want not connected", p)
+	}
+	if _, _, ok := StreamPresence(legacy, white, true, at(11000)); !ok {
+		t.Error("a stream did not connect a seat stored connected without connectedAt")
 	}
 }

@@ -52,7 +52,11 @@ func runScriptOn(t *testing.T, script []byte, newGame func(*testing.T, byte) *St
 			return
 		}
 		s := newGame(t, script[0])
-		defer func() { final(s) }()
+		history := map[int64]*State{s.Version: s}
+		defer func() {
+			checkLogDeltas(t, s, history)
+			final(s)
+		}()
 		now := t0.UnixMilli()
 		for i := 1; i+2 < len(script) && i < 1800; i += 3 {
 			op, arg, wait := script[i], script[i+1], script[i+2]
@@ -79,7 +83,9 @@ func runScriptOn(t *testing.T, script []byte, newGame func(*testing.T, byte) *St
 				t.Fatalf("step %d: finished game accepted op %d", i, op)
 			}
 			checkInvariants(t, s, next)
+			checkDeltas(t, s, next, time.UnixMilli(now))
 			s = next
+			history[s.Version] = s
 		}
 	}
 }
@@ -150,7 +156,7 @@ func fuzzStep(t *testing.T, s *State, op byte, by chess.Color, arg byte, now tim
 		}
 		return next, ok, nil
 	default:
-		next, _, ok := SetPresence(s, by, arg&2 != 0, now)
+		next, _, ok := ReportPresence(s, Presence{Seat: by, Connected: arg&2 != 0, Stream: arg&4 != 0}, now)
 		return next, ok, nil
 	}
 	if arg&0x80 != 0 {

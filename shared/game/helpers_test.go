@@ -2,6 +2,7 @@ package game
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -238,9 +239,21 @@ func ApplyTimeout(s *State, now time.Time) (*State, []Event, bool) {
 	return next, events, true
 }
 
-// SetPresence changes a seat's presence and commits it (false: no change).
+// SetPresence reports a seat's presence as its app does over HTTP (POST
+// presence, a sign of life) and commits it (false: no change).
 func SetPresence(s *State, c chess.Color, connected bool, now time.Time) (*State, []Event, bool) {
-	next, events := s.setPresence(c, connected, now)
+	return ReportPresence(s, Presence{Seat: c, Connected: connected}, now)
+}
+
+// StreamPresence reports that a stream connection of the seat opened
+// (connected) or that its last one closed, and commits it.
+func StreamPresence(s *State, c chess.Color, connected bool, now time.Time) (*State, []Event, bool) {
+	return ReportPresence(s, Presence{Seat: c, Connected: connected, Stream: true}, now)
+}
+
+// ReportPresence applies p and commits it (false: no change).
+func ReportPresence(s *State, p Presence, now time.Time) (*State, []Event, bool) {
+	next, events := s.setPresence(p, now)
 	if next == s {
 		return s, nil, false
 	}
@@ -374,6 +387,53 @@ func newRatedGame(t testing.TB, room Room, js string) *State {
 	s, _, err = joinGame(s, ratedPlayers[chess.Black], t0)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return s
+}
+
+// longGame plays a game of exactly plies moves with every move sent with a
+// request id (so both request logs are full): knights and rooks shuffle
+// (drawMode fide, so repetitions only become claimable) and pawns advance
+// now and then to reset the 75-move count. storedgame's tests play the
+// same game from outside the package for the stored form's sizes.
+func longGame(t testing.TB, plies int) *State {
+	t.Helper()
+	s := newGame(t, opts(t, `{"drawMode":"fide","timeControl":"90+60"}`))
+	rng := rand.New(rand.NewPCG(1, 2))
+	ms := int64(0)
+	for s.Ply() < plies {
+		if s.Phase != PhasePlaying {
+			t.Fatalf("long game ended at ply %d: %+v", s.Ply(), s.Result)
+		}
+		pos := s.Position()
+		var quiet, candidates []chess.Move
+		for _, m := range pos.LegalMoves() {
+			child := *pos
+			child.Play(m)
+			repeated := 0
+			for _, h := range s.hashes {
+				if h == child.Hash() {
+					repeated++
+				}
+			}
+			if child.Status() != chess.StatusPlaying || repeated >= 2 || child.HalfmoveClock() >= 140 {
+				continue
+			}
+			candidates = append(candidates, m)
+			if pos.PieceAt(m.To()) == chess.NoPiece && (pos.HalfmoveClock() < 100 || pos.PieceAt(m.From()).Type() == chess.Pawn) {
+				quiet = append(quiet, m)
+			}
+		}
+		if len(quiet) > 0 {
+			candidates = quiet
+		}
+		if len(candidates) == 0 {
+			t.Fatalf("long game stuck at ply %d: %s", s.Ply(), s.FEN)
+		}
+		pick := candidates[rng.IntN(len(candidates))]
+		ms += 500 + rng.Int64N(1000)
+		id := fmt.Sprintf("%08x-4b5a-4978-8796-%012x", s.Ply(), s.Ply()*7919)
+		s, _ = mustApply(t, s, s.Turn(), Action{Type: ActionMove, Move: MoveInput{UCI: pos.UCI(pick)}, RequestID: id}, at(ms))
 	}
 	return s
 }

@@ -28,7 +28,9 @@ type Player struct {
 }
 
 func (p Player) seat() Seat {
-	s := Seat{PlayerID: p.ID, Name: p.Name, TokenHash: p.TokenHash, Connected: true, Bound: p.Bound}
+	// Not connected until a stream connection of the seat opens, and not
+	// on the disconnect clock either (SPEC §16.1).
+	s := Seat{PlayerID: p.ID, Name: p.Name, TokenHash: p.TokenHash, Bound: p.Bound}
 	if p.Bound {
 		s.Rating = p.Rating
 	}

@@ -32,11 +32,14 @@ type Join struct {
 	ProofTokenHash string
 }
 
-// Presence records that a seat connected or disconnected (disconnect grace,
-// seeds/000 §8.5).
+// Presence reports a seat's presence (SPEC §16.1; the disconnect grace of
+// seeds/000 §8.5): from the stream (Stream: a connection of the seat
+// opened, or its last one closed) or from the seat itself over HTTP (a
+// sign of life, or POST presence).
 type Presence struct {
 	Seat      chess.Color
 	Connected bool
+	Stream    bool
 }
 
 // Timeout asks for nothing but the timeout that is due, if any: the
@@ -87,13 +90,13 @@ func Reduce(s *State, step Step, now time.Time) (*State, []Event, error) {
 	case Act:
 		// An action is a sign of life: a seat marked disconnected is
 		// connected again first (SPEC §11), in the same version.
-		back, backEv := cur.setPresence(st.By, true, now)
+		back, backEv := cur.setPresence(Presence{Seat: st.By, Connected: true}, now)
 		next, stepEv, err = back.act(st.By, st.Action, now)
 		stepEv = append(backEv, stepEv...)
 	case Join:
 		next, stepEv, err = cur.join(st, now)
 	case Presence:
-		next, stepEv = cur.setPresence(st.Seat, st.Connected, now)
+		next, stepEv = cur.setPresence(st, now)
 	case Timeout:
 		next = cur
 	case LinkRematch:
@@ -146,7 +149,17 @@ func (prev *State) commit(next *State, req *Act, events []Event, now time.Time) 
 		return nil, fmt.Errorf("game: encode events: %w", err)
 	}
 	next.Version = prev.Version + 1
-	next.appendChange(Change{Version: next.Version, At: now.UnixMilli(), Events: js})
+	delta, err := versionDelta(prev, next, now)
+	if err != nil {
+		return nil, err
+	}
+	if len(next.Moves) < len(prev.Moves) {
+		// A take-back: the deltas of the moves it removed keep them.
+		if err := keepUndoneMoves(next.Changes, prev, len(next.Moves)); err != nil {
+			return nil, err
+		}
+	}
+	next.appendChange(Change{Version: next.Version, At: now.UnixMilli(), Events: js, Delta: delta})
 	if req != nil {
 		by := req.By & 1
 		log := append(next.Requests[by], AppliedRequest{
@@ -167,13 +180,18 @@ func (s *State) appendChange(c Change) {
 	total := 0
 	keep := len(log)
 	for i := len(log) - 1; i >= 0; i-- {
-		total += len(log[i].Events)
+		total += len(log[i].Events) + len(log[i].Delta)
 		if len(log)-i > ChangeLogSize || (total > ChangeLogBytes && i < len(log)-1) {
 			break
 		}
 		keep = i
 	}
 	s.Changes = log[keep:]
+	// Only the newest entries keep their delta (the older ones' events
+	// stay): a client further behind is sent the whole view.
+	for i := range max(0, len(s.Changes)-ChangeLogDeltas) {
+		s.Changes[i].Delta = nil
+	}
 }
 
 // applyDueTimeout returns the state with the timeout due at now applied (a

@@ -830,8 +830,8 @@ func TestInformationHiding(t *testing.T) {
 				t.Fatal(err)
 			}
 			text := string(js)
-			if got := strings.Contains(text, `"legalMoves"`); got != v.wantLegalMove {
-				t.Errorf("legalMoves present = %v; want %v", got, v.wantLegalMove)
+			if got := !strings.Contains(text, `"legalMoves":null`); got != v.wantLegalMove {
+				t.Errorf("legalMoves listed = %v; want %v", got, v.wantLegalMove)
 			}
 			for _, secret := range []string{"hash-alice", "hash-bob", "tokenHash", `"rng"`, "requests"} {
 				if strings.Contains(text, secret) {

@@ -117,10 +117,17 @@ type Seat struct {
 	TokenHash string `json:"tokenHash,omitempty"`
 	// AI is the level of an AI seat ("easy", "normal", "hard", "max"), or ""
 	// for a human.
-	AI        string `json:"ai,omitempty"`
-	Connected bool   `json:"connected"`
-	// DisconnectedAt is when the seat was marked disconnected (0 when
-	// connected).
+	AI string `json:"ai,omitempty"`
+	// Presence (SPEC §16.1). Connected is true while at least one stream
+	// connection of the seat is open (an AI seat is always connected), and
+	// ConnectedAt is since when. DisconnectedAt is when the seat's last
+	// stream connection closed (or its app said it left): the disconnect
+	// grace runs from then until the seat is back. A seat that never
+	// opened a stream has neither: not connected, and not on the clock.
+	// (A human seat stored before ConnectedAt existed has Connected true
+	// from its creation and no ConnectedAt: it counts as never streamed.)
+	Connected      bool  `json:"connected"`
+	ConnectedAt    int64 `json:"connectedAt,omitempty"`
 	DisconnectedAt int64 `json:"disconnectedAt,omitempty"`
 	// Bound marks a seat taken with a player token: PlayerID is then a
 	// registered player's id, authenticated, and the seat counts for that
@@ -133,6 +140,14 @@ type Seat struct {
 }
 
 func (s Seat) taken() bool { return s.PlayerID != "" }
+
+// Streaming reports whether a stream connection of the seat is open (an AI
+// seat always counts as connected).
+func (s Seat) Streaming() bool { return s.Connected && (s.ConnectedAt != 0 || s.AI != "") }
+
+// GraceRunning reports whether the seat is on the disconnect clock: a human
+// whose stream closed (or who said it left) and who is not back yet.
+func (s Seat) GraceRunning() bool { return s.AI == "" && !s.Connected && s.DisconnectedAt != 0 }
 
 // Invite says who may take a waiting game's free seat (SPEC §12).
 type Invite struct {
@@ -262,14 +277,20 @@ type Change struct {
 	// Events is the JSON array of the version's events, encoded once when
 	// the version is made and served as is.
 	Events json.RawMessage `json:"events"`
+	// Delta is what the version changed in the view (viewdelta.go), made
+	// once with the version; empty for a game's first version and for
+	// versions stored before deltas existed.
+	Delta json.RawMessage `json:"delta,omitempty"`
 }
 
 // The change log keeps at least the last ChangeLogSize versions (SPEC §11
-// asks for 64) unless their events exceed ChangeLogBytes, which bounds the
-// stored item of a long game whatever its events.
+// asks for 64) unless their events and deltas exceed ChangeLogBytes, which
+// bounds the stored item of a long game whatever its events.
+// Of those, the newest ChangeLogDeltas keep their delta (viewdelta.go).
 const (
-	ChangeLogSize  = 64
-	ChangeLogBytes = 32 << 10
+	ChangeLogSize   = 64
+	ChangeLogBytes  = 64 << 10
+	ChangeLogDeltas = 32
 )
 
 // Rematch links a game to the one it is a rematch of and to its rematch.

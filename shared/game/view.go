@@ -2,6 +2,8 @@ package game
 
 import (
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"chessapi/shared/chess"
@@ -30,7 +32,9 @@ type View struct {
 	You   *chess.Color `json:"you"`
 	Turn  chess.Color  `json:"turn"`
 	Check bool         `json:"check"`
-	Moves []MoveRecord `json:"moves"`
+	// Moves is the move list (nil: left out, GET ?moves=false); each entry
+	// is written as MoveView.
+	Moves MoveList `json:"moves,omitzero"`
 	// LastMove is the last move with its squares for highlighting (for
 	// Chess960 castling, the king's and the rook's squares).
 	LastMove *LastMove `json:"lastMove"`
@@ -59,9 +63,10 @@ type View struct {
 	MaterialDiff int         `json:"materialDiff"`
 	Pending      PendingView `json:"pending"`
 	Claimable    *Claim      `json:"claimable"`
-	// LegalMoves is present only for the seat to move in a game being
-	// played.
-	LegalMoves []LegalMove  `json:"legalMoves,omitempty"`
+	// LegalMoves is set only for the seat to move in a game being played
+	// (null otherwise: always present, so that a change's delta can remove
+	// it by writing null).
+	LegalMoves []LegalMove  `json:"legalMoves"`
 	Result     *ResultView  `json:"result"`
 	Rematch    *RematchView `json:"rematch"`
 }
@@ -69,13 +74,104 @@ type View struct {
 // PlayerView is the public part of a seat. An AI seat's Name is a human
 // text in the reader's language, filled by the edge.
 type PlayerView struct {
-	PlayerID  string  `json:"playerId"`
-	Name      string  `json:"name"`
-	AI        *string `json:"ai"` // level, null for a human
-	Connected bool    `json:"connected"`
+	PlayerID string  `json:"playerId"`
+	Name     string  `json:"name"`
+	AI       *string `json:"ai"` // level, null for a human
+	// Connected is Presence.Connected (the field of the views before
+	// presence existed).
+	Connected bool         `json:"connected"`
+	Presence  PresenceView `json:"presence"`
 	// Rating is a registered player's rating when they sat down (absent
 	// for anonymous and AI seats).
 	Rating *int `json:"rating,omitempty"`
+}
+
+// PresenceView is a seat's presence (SPEC §16.1): Connected while at least
+// one stream connection of the seat is open, since Since (Unix ms); after
+// its last one closed, not connected since then (the disconnect grace runs
+// from Since). A seat that never opened a stream (an app that uses HTTP
+// only) is not connected with Since null, and is never on the disconnect
+// clock. An AI seat is always connected (Since null).
+type PresenceView struct {
+	Connected bool   `json:"connected"`
+	Since     *int64 `json:"since"`
+}
+
+func presenceOf(seat Seat) PresenceView {
+	switch {
+	case seat.AI != "":
+		return PresenceView{Connected: true}
+	case seat.Streaming():
+		at := seat.ConnectedAt
+		return PresenceView{Connected: true, Since: &at}
+	case seat.GraceRunning():
+		at := seat.DisconnectedAt
+		return PresenceView{Since: &at}
+	}
+	return PresenceView{}
+}
+
+// MoveList is a view's move list, sharing the state's records (read-only);
+// it is written as a JSON array of MoveView.
+type MoveList []MoveRecord
+
+// IsZero reports a list left out of the view (nil), not an empty one.
+func (l MoveList) IsZero() bool { return l == nil }
+
+// MarshalJSON writes each move as MoveView.
+func (l MoveList) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 2+len(l)*150)
+	b = append(b, '[')
+	for i := range l {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendMoveView(b, &l[i])
+	}
+	return append(b, ']'), nil
+}
+
+// MoveView is one played move as views and changes show it: the record
+// (UCI, SAN, side, time, FEN after it) with its squares, the promotion
+// piece and the castling side, so that a client can animate it without a
+// chess library. A change's delta carries the new move in this form, and
+// appending it to the move list gives the list of the next version.
+type MoveView struct{ Record MoveRecord }
+
+// MarshalJSON writes {uci, san, from, to, promotion?, castle?, color, at,
+// fenAfter}.
+func (m MoveView) MarshalJSON() ([]byte, error) { return appendMoveView(nil, &m.Record), nil }
+
+func appendMoveView(b []byte, m *MoveRecord) []byte {
+	b = append(b, `{"uci":`...)
+	b = appendJSONString(b, m.UCI)
+	b = append(b, `,"san":`...)
+	b = appendJSONString(b, m.SAN)
+	if len(m.UCI) >= 4 {
+		b = append(b, `,"from":"`...)
+		b = append(b, m.UCI[0:2]...)
+		b = append(b, `","to":"`...)
+		b = append(b, m.UCI[2:4]...)
+		b = append(b, '"')
+	}
+	if len(m.UCI) == 5 {
+		b = append(b, `,"promotion":"`...)
+		b = append(b, m.UCI[4])
+		b = append(b, '"')
+	}
+	switch {
+	case strings.HasPrefix(m.SAN, "O-O-O"):
+		b = append(b, `,"castle":"queen"`...)
+	case strings.HasPrefix(m.SAN, "O-O"):
+		b = append(b, `,"castle":"king"`...)
+	}
+	b = append(b, `,"color":"`...)
+	b = append(b, m.Color.String()...)
+	b = append(b, `","at":`...)
+	b = strconv.AppendInt(b, m.At, 10)
+	b = append(b, `,"fenAfter":`...)
+	b = appendJSONString(b, m.FENAfter)
+	return append(b, '}')
 }
 
 // LastMove describes the most recent move.
@@ -132,14 +228,16 @@ type LegalMove struct {
 // Korean one-line result the design defines) and Summary (the same in the
 // reader's language) are human texts: the edge fills them.
 type ResultView struct {
-	Ranking   []Rank       `json:"ranking"`
-	Winner    *chess.Color `json:"winner"`
-	Reason    Reason       `json:"reason"`
-	PGN       string       `json:"pgn"`
-	MoveCount int          `json:"moveCount"`
-	SummaryKo string       `json:"summaryKo"`
-	Summary   string       `json:"summary"`
-	EndedAt   int64        `json:"endedAt"`
+	Ranking []Rank       `json:"ranking"`
+	Winner  *chess.Color `json:"winner"`
+	Reason  Reason       `json:"reason"`
+	// PGN is the game's PGN (left out with the move list: GET
+	// ?moves=false).
+	PGN       string `json:"pgn,omitempty"`
+	MoveCount int    `json:"moveCount"`
+	SummaryKo string `json:"summaryKo"`
+	Summary   string `json:"summary"`
+	EndedAt   int64  `json:"endedAt"`
 	// RatingChange is set for a rated game (SPEC §12).
 	RatingChange *RatingChange `json:"ratingChange,omitempty"`
 }
@@ -172,11 +270,11 @@ func ViewOf(s *State, you *chess.Color, now time.Time) (*View, error) {
 		FEN:           s.FEN,
 		Turn:          s.Turn(),
 		Check:         pos.InCheck(),
-		Moves:         s.Moves[:len(s.Moves):len(s.Moves)], // shared, read-only
+		Moves:         MoveList(s.Moves[:len(s.Moves):len(s.Moves)]), // shared, read-only
 		Claimable:     s.Claimable,
 	}
 	if len(v.Moves) == 0 {
-		v.Moves = []MoveRecord{}
+		v.Moves = MoveList{}
 	}
 	if you != nil {
 		c := *you & 1
@@ -186,7 +284,8 @@ func ViewOf(s *State, you *chess.Color, now time.Time) (*View, error) {
 		if !seat.taken() {
 			continue
 		}
-		pv := &PlayerView{PlayerID: seat.PlayerID, Name: seat.Name, Connected: seat.Connected}
+		pv := &PlayerView{PlayerID: seat.PlayerID, Name: seat.Name, Presence: presenceOf(seat)}
+		pv.Connected = pv.Presence.Connected
 		if seat.Bound {
 			rating := seat.Rating
 			pv.Rating = &rating

@@ -345,8 +345,12 @@ func decodeResponse(t *testing.T, name string, resp events.APIGatewayV2HTTPRespo
 	if strings.HasPrefix(resp.Headers["Content-Type"], "application/x-chess-pgn") {
 		return r
 	}
-	if err := json.Unmarshal([]byte(resp.Body), &r); err != nil {
-		t.Fatalf("%s: response body %q: %v", name, resp.Body, err)
+	body, err := apispec.APIGatewayBody(resp)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if err := json.Unmarshal(body, &r); err != nil {
+		t.Fatalf("%s: response body %q: %v", name, body, err)
 	}
 	return r
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"chessapi/deploy"
+	"chessapi/internal/apispec"
 	"chessapi/shared/game"
 	"chessapi/shared/service"
 )
@@ -62,8 +63,12 @@ func sendPlayerEvent(t *testing.T, f *fixture, name string) (int, profileRespons
 	}
 	checkContract(t, req, resp)
 	var r profileResponse
-	if err := json.Unmarshal([]byte(resp.Body), &r); err != nil {
-		t.Fatalf("%s: body %q: %v", name, resp.Body, err)
+	body, err := apispec.APIGatewayBody(resp)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if err := json.Unmarshal(body, &r); err != nil {
+		t.Fatalf("%s: body %q: %v", name, body, err)
 	}
 	return resp.StatusCode, r
 }

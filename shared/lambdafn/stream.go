@@ -158,7 +158,7 @@ func (a *App) fanoutRecord(ctx context.Context, gs *api.GatewayStream, r events.
 	}
 	ctx = a.withRequest(ctx, r.EventID, "fanout", next.GameID)
 	start := time.Now()
-	sent, err := gs.Deliver(ctx, next)
+	sent, err := gs.Deliver(ctx, prev, next)
 	if err != nil {
 		a.metrics.Count(obs.MetricPushFailures, 1)
 		return fmt.Errorf("push %s v%d: %w", next.GameID, next.Version, err)

@@ -33,11 +33,19 @@ type recordingPoster struct {
 }
 
 type postedMessage struct {
-	Type    string          `json:"type"`
-	GameID  string          `json:"gameId"`
-	Version int64           `json:"version"`
-	Events  []eventJSON     `json:"events"`
-	Game    *viewJSON       `json:"game"`
+	Type    string      `json:"type"`
+	GameID  string      `json:"gameId"`
+	Version int64       `json:"version"`
+	Events  []eventJSON `json:"events"`
+	Game    *viewJSON   `json:"game"`
+	Missed  []struct {
+		Version int64 `json:"version"`
+	} `json:"missed"`
+	Delta *struct {
+		Move *struct {
+			UCI string `json:"uci"`
+		} `json:"move"`
+	} `json:"delta"`
 	Code    string          `json:"code"`
 	Message string          `json:"message"`
 	Raw     json.RawMessage `json:"-"`
@@ -138,8 +146,10 @@ func connOf(ev deploy.Event) string { return ev.WebSocket.RequestContext.Connect
 
 // TestStreamEvents replays events/stream and events/fanout: white connects
 // with a header token, black with ?token=, a spectator with none; all
-// subscribe to the sample game; the change stream's record of 1. e4 then
-// reaches each with its own view, and the commit's effects run (black's
+// subscribe to the sample game (each seat's subscription connects it: a
+// version each); the change stream's record of 1. e4 (a record stored
+// before deltas: its delta is made from the record's old image) then
+// reaches each with its own delta, and the commit's effects run (black's
 // first-move timer). Ping, an unknown action, a malformed token and a
 // disconnect (white's seat is then disconnected) follow.
 func TestStreamEvents(t *testing.T) {
@@ -164,23 +174,25 @@ func TestStreamEvents(t *testing.T) {
 	for _, tc := range []struct {
 		file, conn string
 		you        *chess.Color
+		version    int64
 	}{
-		{"subscribe-white.json", white, ptr(chess.White)},
-		{"subscribe-black.json", black, ptr(chess.Black)},
-		{"subscribe-spectator-after-version.json", spectator, nil},
+		{"subscribe-white.json", white, ptr(chess.White), sample.Version + 1},
+		{"subscribe-black.json", black, ptr(chess.Black), sample.Version + 2},
+		{"subscribe-spectator-after-version.json", spectator, nil, sample.Version + 2},
 	} {
 		f.ws(t, evs["stream/"+tc.file])
 		got := f.poster.take(tc.conn)
-		if len(got) == 0 || got[0].Type != "subscribed" || got[0].Version != sample.Version || got[0].Game == nil {
-			t.Fatalf("%s: posted %+v; want subscribed at version %d with the view", tc.file, got, sample.Version)
+		if len(got) != 1 || got[0].Type != "subscribed" || got[0].Version != tc.version || got[0].Game == nil {
+			t.Fatalf("%s: posted %+v; want subscribed at version %d with the view", tc.file, got, tc.version)
 		}
 		if you := got[0].Game.You; (you == nil) != (tc.you == nil) || you != nil && *you != tc.you.String() {
 			t.Errorf("%s: view for %s; want %v", tc.file, deref(you), tc.you)
 		}
 		if tc.conn == spectator {
-			// afterVersion 1: the join (version 2) comes as a change.
-			if len(got) != 2 || got[1].Type != "change" || got[1].Version != 2 {
-				t.Errorf("spectator catch-up = %+v; want the change of version 2", got[1:])
+			// afterVersion 1: the events of the join (2) and of both
+			// seats connecting (3, 4).
+			if m := got[0].Missed; len(m) != 3 || m[0].Version != 2 || m[2].Version != 4 {
+				t.Errorf("spectator catch-up = %+v; want versions 2 to 4", m)
 			}
 		}
 	}
@@ -199,13 +211,20 @@ func TestStreamEvents(t *testing.T) {
 		legal bool
 	}{white: {"white", false}, black: {"black", true}, spectator: {"<nil>", false}} {
 		got := f.poster.take(conn)
-		if len(got) != 1 || got[0].Type != "change" || got[0].Version != 3 || got[0].Game == nil {
-			t.Fatalf("posted to %s after the fan-out: %+v; want one change of version 3", conn, got)
+		if len(got) != 1 || got[0].Type != "change" || got[0].Version != 3 || got[0].Delta == nil {
+			t.Fatalf("posted to %s after the fan-out: %+v; want one change of version 3 with its delta", conn, got)
 		}
 		m := got[0]
-		if deref(m.Game.You) != want.you || (len(m.Game.LegalMoves) > 0) != want.legal || len(m.Game.Moves) != 1 || m.Game.Moves[0].UCI != "e2e4" {
-			t.Errorf("%s: view you=%s legalMoves=%d moves=%+v; want you=%s, legal moves only for the side to move, e2e4",
-				conn, deref(m.Game.You), len(m.Game.LegalMoves), m.Game.Moves, want.you)
+		var raw struct {
+			Delta map[string]json.RawMessage `json:"delta"`
+		}
+		if err := json.Unmarshal(m.Raw, &raw); err != nil {
+			t.Fatal(err)
+		}
+		lm, present := raw.Delta["legalMoves"]
+		listed := present && string(lm) != "null"
+		if m.Delta.Move == nil || m.Delta.Move.UCI != "e2e4" || listed != want.legal || (want.you == "white") != (present && !listed) {
+			t.Errorf("%s: delta %s; want the move e2e4, legal moves only for the side to move (null for the one that moved)", conn, m.Raw)
 		}
 		if len(m.Events) == 0 || m.Events[0].Type != "moved" || m.Events[0].UCI != "e2e4" {
 			t.Errorf("%s: events %+v; want the move's events", conn, m.Events)

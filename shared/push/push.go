@@ -23,21 +23,26 @@ type Connection struct {
 	// for a spectator-only connection): the service authorizes with it, so
 	// the token itself is never stored.
 	TokenHash string
-	Lang      string
+	// PlayerToken says the token is a player token (the hash does not
+	// tell): the service authorizes the hash as one.
+	PlayerToken bool
+	Lang        string
 	// ExpiresAt is when the record may be deleted (TTL): after API
 	// Gateway's two-hour connection limit, for connections whose
 	// $disconnect was lost.
 	ExpiresAt time.Time
 }
 
-// Subscription is one game followed by one connection.
+// Subscription is one game, or one player's account (GameID is then the
+// edge's topic of that player), followed by one connection.
 type Subscription struct {
-	GameID    string
-	ConnID    string
-	Seat      string // "white", "black", or "" for a spectator
-	TokenHash string
-	Lang      string
-	ExpiresAt time.Time
+	GameID      string
+	ConnID      string
+	Seat        string // "white", "black", or "" for a spectator
+	TokenHash   string
+	PlayerToken bool
+	Lang        string
+	ExpiresAt   time.Time
 }
 
 // Errors of the ports.

@@ -59,7 +59,7 @@ func newEffects(s *Service) *effects {
 // committed runs the effects of next, the version after prev (nil for a
 // new game).
 func (e *effects) committed(ctx context.Context, prev, next *game.State, events []game.Event) {
-	e.s.feed.publish(Change{State: next, Events: events})
+	e.s.feed.publish(Change{Prev: prev, State: next, Events: events})
 	if e.s.cfg.Effects == EffectsByStream {
 		return
 	}

@@ -371,8 +371,10 @@ func lastChangeEvents(st *game.State) json.RawMessage {
 	return json.RawMessage("[]")
 }
 
-// SetPresence records a seat connecting or disconnecting (disconnect grace,
-// seeds/000 §8.5) and returns the game as that seat sees it.
+// SetPresence is POST .../presence: a seat's app says it left (its
+// disconnect grace starts, seeds/000 §8.5) or is back (a running grace
+// ends). It never shows the seat as connected: only a stream connection
+// does (SPEC §16.1). It returns the game as that seat sees it.
 func (s *Service) SetPresence(ctx context.Context, gameID string, c Caller, connected bool) (*game.View, error) {
 	out, err := s.update(ctx, txn{
 		gameID: gameID,
@@ -388,14 +390,43 @@ func (s *Service) SetPresence(ctx context.Context, gameID string, c Caller, conn
 	return game.ViewOf(out.state, out.seat, s.now())
 }
 
+// Connect reads a game for a stream subscription: authorized like
+// GET /v1/games/{id}, with a due timeout applied, and, for a seat, the
+// seat connected from now (a stream connection of it is open; a version
+// when that changes its presence).
+func (s *Service) Connect(ctx context.Context, gameID string, c Caller) (Observation, error) {
+	out, err := s.update(ctx, txn{gameID: gameID, caller: c, access: anyone,
+		step: func(_ *game.State, seat *chess.Color) (game.Step, error) {
+			if seat == nil {
+				return nil, nil
+			}
+			return game.Presence{Seat: *seat, Connected: true, Stream: true}, nil
+		}})
+	if err != nil {
+		return Observation{}, err
+	}
+	return Observation{State: out.state, Seat: out.seat}, nil
+}
+
+// Disconnect records that the last stream connection of the caller's seat
+// to the game closed: the seat is not connected from now, and its
+// disconnect grace starts.
+func (s *Service) Disconnect(ctx context.Context, gameID string, c Caller) error {
+	_, err := s.update(ctx, txn{gameID: gameID, caller: c, access: seatOnly,
+		step: func(_ *game.State, seat *chess.Color) (game.Step, error) {
+			return game.Presence{Seat: *seat, Connected: false, Stream: true}, nil
+		}})
+	return err
+}
+
 // current reads a game for the caller, enforcing a due timeout (written, so
-// the game ends for everybody). A seat marked disconnected that reads its
-// game is connected again (any authenticated request is a sign of life,
-// SPEC §11).
+// the game ends for everybody). A seat's request is a sign of life: a seat
+// on its disconnect grace is back (the grace ends; it is not shown as
+// connected for it, SPEC §16.1).
 func (s *Service) current(ctx context.Context, gameID string, c Caller) (outcome, error) {
 	return s.update(ctx, txn{gameID: gameID, caller: c, access: anyone,
-		step: func(st *game.State, seat *chess.Color) (game.Step, error) {
-			if seat != nil && !st.Seats[*seat].Connected {
+		step: func(_ *game.State, seat *chess.Color) (game.Step, error) {
+			if seat != nil {
 				return game.Presence{Seat: *seat, Connected: true}, nil
 			}
 			return nil, nil
@@ -464,13 +495,16 @@ func (s *Service) longPollWait(st *game.State, now, until time.Time) time.Durati
 }
 
 // ChangeLog is the answer to a catch-up read: the changes after a version,
-// oldest first, or Reset when that version is older than the kept log; and
-// the game as the caller sees it now.
+// oldest first, each with its delta for the caller, or Reset when that
+// version is older than the kept log (or than the deltas it keeps); and the
+// game as the caller sees it now.
 type ChangeLog struct {
 	Version int64
 	Changes []game.Change
-	Reset   bool
-	Game    *game.View
+	// Deltas are the caller's deltas of Changes, one each (SPEC §16.1).
+	Deltas []game.Delta
+	Reset  bool
+	Game   *game.View
 }
 
 // Changes returns what changed in the game after version after.
@@ -484,13 +518,35 @@ func (s *Service) Changes(ctx context.Context, gameID string, c Caller, after in
 		return ChangeLog{}, err
 	}
 	log := ChangeLog{Version: out.state.Version, Game: view}
-	changes, complete := out.state.ChangesAfter(after)
-	if !complete {
+	changes, deltas, err := DeltasAfter(out.state, out.seat, after)
+	switch {
+	case errors.Is(err, game.ErrNoDelta):
 		log.Reset = true
 		return log, nil
+	case err != nil:
+		return ChangeLog{}, err
 	}
-	log.Changes = changes
+	log.Changes, log.Deltas = changes, deltas
 	return log, nil
+}
+
+// DeltasAfter returns st's logged changes after version after with their
+// deltas for the viewer in seat (nil: a spectator); game.ErrNoDelta when
+// the log does not reach back that far with its deltas.
+func DeltasAfter(st *game.State, seat *chess.Color, after int64) ([]game.Change, []game.Delta, error) {
+	changes, complete := st.ChangesAfter(after)
+	if !complete {
+		return nil, nil, game.ErrNoDelta
+	}
+	deltas := make([]game.Delta, len(changes))
+	for i, c := range changes {
+		d, err := st.DeltaFor(c, seat)
+		if err != nil {
+			return nil, nil, err
+		}
+		deltas[i] = d
+	}
+	return changes, deltas, nil
 }
 
 // PGN returns the game's PGN text.
@@ -647,9 +703,10 @@ type Observation struct {
 }
 
 // Observe reads the game for a caller of the stream: authorized like
-// GET /v1/games/{id}, with a due timeout applied.
+// GET /v1/games/{id}, with a due timeout applied, and nothing else
+// changed (it says nothing of the caller's presence).
 func (s *Service) Observe(ctx context.Context, gameID string, c Caller) (Observation, error) {
-	out, err := s.current(ctx, gameID, c)
+	out, err := s.update(ctx, txn{gameID: gameID, caller: c, access: anyone})
 	if err != nil {
 		return Observation{}, err
 	}

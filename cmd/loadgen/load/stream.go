@@ -24,9 +24,54 @@ type streamMessage struct {
 		Color string `json:"color"`
 		At    int64  `json:"at"`
 	} `json:"events"`
-	Game        *view  `json:"game"`
-	GameOmitted bool   `json:"gameOmitted"`
-	Code        string `json:"code"`
+	Game        *view      `json:"game"`
+	Delta       *viewDelta `json:"delta"`
+	GameOmitted bool       `json:"gameOmitted"`
+	Code        string     `json:"code"`
+}
+
+// viewDelta is the part of a change's delta (SPEC §16.1) the players
+// read: the fields of view that changed, the move added, the moves kept
+// after a take-back.
+type viewDelta struct {
+	Version     int64            `json:"version"`
+	Phase       *string          `json:"phase"`
+	Turn        *string          `json:"turn"`
+	LegalMoves  *json.RawMessage `json:"legalMoves"`
+	MovesLength *int             `json:"movesLength"`
+	Move        *struct {
+		Color string `json:"color"`
+		At    int64  `json:"at"`
+	} `json:"move"`
+}
+
+// apply returns v with d applied (v is not modified).
+func (d *viewDelta) apply(v *view) (*view, error) {
+	next := *v
+	next.Version = d.Version
+	if d.Phase != nil {
+		next.Phase = *d.Phase
+	}
+	if d.Turn != nil {
+		next.Turn = *d.Turn
+	}
+	if d.LegalMoves != nil {
+		next.LegalMoves = nil
+		if err := json.Unmarshal(*d.LegalMoves, &next.LegalMoves); err != nil {
+			return nil, fmt.Errorf("delta legalMoves: %w", err)
+		}
+	}
+	next.Moves = v.Moves[:len(v.Moves):len(v.Moves)]
+	if d.MovesLength != nil && *d.MovesLength <= len(next.Moves) {
+		next.Moves = next.Moves[:*d.MovesLength]
+	}
+	if d.Move != nil {
+		next.Moves = append(next.Moves, struct {
+			Color string `json:"color"`
+			At    int64  `json:"at"`
+		}{d.Move.Color, d.Move.At})
+	}
+	return &next, nil
 }
 
 // received is a stream message with the time its last byte was read.
@@ -104,6 +149,7 @@ func (g *gameRun) streamSeat(ctx context.Context, me string, rng *rand.Rand) err
 	defer stall.Stop()
 	subscribed := false
 	var lastMine int64
+	var v *view // the seat's view, from the subscribed, then each delta
 	for {
 		var r received
 		select {
@@ -121,14 +167,27 @@ func (g *gameRun) streamSeat(ctx context.Context, me string, rng *rand.Rand) err
 			return context.Cause(ctx)
 		}
 		switch r.msg.Type {
-		case "subscribed", "change", "reset":
+		case "subscribed":
+			if r.msg.Game == nil {
+				return errors.New("subscribed without the view (gameOmitted)")
+			}
+			if v == nil || r.msg.Version >= v.Version {
+				v = r.msg.Game
+			}
+		case "change":
+			if v == nil || r.msg.Version <= v.Version {
+				continue // a version the seat has
+			}
+			if r.msg.Version != v.Version+1 || r.msg.Delta == nil {
+				return fmt.Errorf("change %d after version %d", r.msg.Version, v.Version)
+			}
+			if v, err = r.msg.Delta.apply(v); err != nil {
+				return err
+			}
 		case "error":
 			return fmt.Errorf("stream error %s", r.msg.Code)
 		default: // pong
 			continue
-		}
-		if r.msg.Game == nil {
-			return errors.New("stream message without the view (gameOmitted)")
 		}
 		if !subscribed {
 			subscribed = true
@@ -144,7 +203,6 @@ func (g *gameRun) streamSeat(ctx context.Context, me string, rng *rand.Rand) err
 				}
 			}
 		}
-		v := r.msg.Game
 		if v.Phase == phaseFinished {
 			return nil
 		}

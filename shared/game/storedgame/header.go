@@ -109,6 +109,7 @@ func seatFields(c chess.Color) []field {
 		text(p+"tokenHash", func(s *game.State) *string { return &seat(s).TokenHash }).omitZero(),
 		text(p+"ai", func(s *game.State) *string { return &seat(s).AI }).omitZero(),
 		flag(p+"connected", func(s *game.State) *bool { return &seat(s).Connected }),
+		integer(p+"connectedAt", func(s *game.State) *int64 { return &seat(s).ConnectedAt }).omitZero(),
 		integer(p+"disconnectedAt", func(s *game.State) *int64 { return &seat(s).DisconnectedAt }).omitZero(),
 		flag(p+"bound", func(s *game.State) *bool { return &seat(s).Bound }).omitZero(),
 		integer(p+"rating", func(s *game.State) *int { return &seat(s).Rating }).omitZero(),

@@ -175,6 +175,8 @@ func sampleStates(t testing.TB) map[string]*game.State {
 	playing = reduce(t, playing, act(white, game.Action{Type: game.ActionRequestUndo, RequestID: "id with spaces:and colons\n", RequestHash: "0123456789abcdef"}), at(9000))
 	playing = reduce(t, playing, game.Presence{Seat: black, Connected: false}, at(9500))
 	offered := play(t, newGame(t, game.DefaultOptions()), 1000, "d2d4")
+	offered = reduce(t, offered, game.Presence{Seat: white, Connected: true, Stream: true}, at(2000))
+	offered = reduce(t, offered, game.Presence{Seat: black, Connected: true, Stream: true}, at(2500))
 	offered = reduce(t, offered, act(white, game.Action{Type: game.ActionOfferDraw, RequestID: "o1"}), at(3000))
 	finished := play(t, newGame(t, game.DefaultOptions()), 1000, "f2f3", "e7e5", "g2g4")
 	finished = reduce(t, finished, act(black, game.Action{Type: game.ActionMove, Move: game.MoveInput{SAN: "Qh4#"}, RequestID: "mate"}), at(9000))

@@ -12,6 +12,8 @@ import (
 // scan; lengths make them safe for any bytes:
 //
 //	change entry:  "c<version> <at> <events len>:" events
+//	its delta:     "d<delta len>:" delta (right after its change entry;
+//	               none for a change without one)
 //	request entry: "h<seat 0|1> <version> <id len> <hash len> <events len>:" id hash events
 //	request entry whose events are its version's change entry (no copy):
 //	               "r<seat 0|1> <version> <id len> <hash len>:" id hash
@@ -29,6 +31,12 @@ func appendLogs(b []byte, requests *game.PerColor[[]game.AppliedRequest], change
 		b = strconv.AppendInt(b, int64(len(ch.Events)), 10)
 		b = append(b, ':')
 		b = append(b, ch.Events...)
+		if len(ch.Delta) > 0 {
+			b = append(b, 'd')
+			b = strconv.AppendInt(b, int64(len(ch.Delta)), 10)
+			b = append(b, ':')
+			b = append(b, ch.Delta...)
+		}
 	}
 	for c, entries := range requests {
 		for _, r := range entries {
@@ -92,6 +100,14 @@ func parseLogs(b []byte, requests *game.PerColor[[]game.AppliedRequest], changes
 			}
 			*changes = append(*changes, game.Change{Version: n[0], At: n[1], Events: json.RawMessage(rest[:n[2]:n[2]])})
 			b = rest[n[2]:]
+		case tag == 'd':
+			n, rest, ok := logNumbers(b[1:], 1)
+			k := len(*changes)
+			if !ok || n[0] <= 0 || n[0] > int64(len(rest)) || k == 0 || len((*changes)[k-1].Delta) > 0 {
+				return &DecodeError{Reason: "change log delta"}
+			}
+			(*changes)[k-1].Delta = json.RawMessage(rest[:n[0]:n[0]])
+			b = rest[n[0]:]
 		case tag == 'h' || tag == 'r':
 			count := 5
 			if tag == 'r' {

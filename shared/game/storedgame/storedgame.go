@@ -28,7 +28,7 @@ const maxStateBytes = 8 << 20
 func Encode(s *game.State) []byte {
 	size := 1024
 	for _, c := range s.Changes {
-		size += len(c.Events) + 32
+		size += len(c.Events) + len(c.Delta) + 40
 	}
 	for _, r := range s.Requests {
 		for _, e := range r {

@@ -86,7 +86,7 @@ func TestDecodeErrors(t *testing.T) {
 	}{
 		"empty":                  {nil, "empty"},
 		"unknown format":         {[]byte{7, '{', '}'}, "unknown format byte 0x7"},
-		"truncated":              {good[:len(good)/2], "header"},
+		"truncated":              {good[:bytes.IndexByte(good, '\n')+3], "header"},
 		"no log section":         {append([]byte{formatJSONHeader}, `{"sv":2}`...), "no request log section"},
 		"header unterminated":    {[]byte{formatText, 's', 'v', ' ', '2', '\n'}, "header not terminated"},
 		"header unknown key":     {corrupt("rng ", "rnd "), `header field "rnd" unknown`},

@@ -16,11 +16,13 @@ import (
 
 // Stream connections in the data table:
 //
-//	pk "conn#<connection>"  sk "conn"           the connection (token hash, language)
+//	pk "conn#<connection>"  sk "conn"           the connection (token hash and kind, language)
 //	pk "conn#<connection>"  sk "sub#<game>"     a game it follows (to find them at $disconnect)
 //	pk "sub#<game>"         sk "<connection>"   the same subscription, by game (fan-out)
 //
-// Both subscription items carry the seat, the token hash and the language,
+// Both subscription items carry the seat, the token hash and kind
+// ("tokenKind" = "player" for a player token: its hash alone does not
+// say) and the language,
 // and every item expires (TTL) after the longest life of a connection, so
 // the items of a connection whose $disconnect never came go away. Without
 // transactions (dynalite has none) a subscription is two writes; the
@@ -37,20 +39,23 @@ import (
 
 // Connection is one open WebSocket connection of the stream.
 type Connection struct {
-	ID        string
-	TokenHash string // "" for a spectator-only connection
-	Lang      string
-	ExpiresAt time.Time
+	ID          string
+	TokenHash   string // "" for a spectator-only connection
+	PlayerToken bool   // the token is a player token
+	Lang        string
+	ExpiresAt   time.Time
 }
 
-// Subscription is one game followed by one connection.
+// Subscription is one game (or one player's account: GameID is then the
+// stream's topic of that player) followed by one connection.
 type Subscription struct {
-	GameID    string
-	ConnID    string
-	Seat      string // "white", "black", or "" for a spectator
-	TokenHash string
-	Lang      string
-	ExpiresAt time.Time
+	GameID      string
+	ConnID      string
+	Seat        string // "white", "black", or "" for a spectator
+	TokenHash   string
+	PlayerToken bool
+	Lang        string
+	ExpiresAt   time.Time
 }
 
 // Errors of the connection records.
@@ -65,6 +70,9 @@ const (
 	connPrefix = "conn#"
 	subPrefix  = "sub#"
 	connSK     = "conn"
+	// attrTokenKind marks a player token's hash (absent: a seat token's).
+	attrTokenKind   = "tokenKind"
+	tokenKindPlayer = "player"
 )
 
 // PutConnection records a new connection.
@@ -73,6 +81,9 @@ func (d *Data) PutConnection(ctx context.Context, c Connection) error {
 	item["lang"] = s(c.Lang)
 	if c.TokenHash != "" {
 		item["tokenHash"] = s(c.TokenHash)
+	}
+	if c.PlayerToken {
+		item[attrTokenKind] = s(tokenKindPlayer)
 	}
 	item[attrExpires] = n(service.ExpirySeconds(c.ExpiresAt))
 	if _, err := d.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(d.table), Item: item}); err != nil {
@@ -90,7 +101,8 @@ func (d *Data) Connection(ctx context.Context, id string) (Connection, error) {
 	if out.Item == nil {
 		return Connection{}, ErrNoConnection
 	}
-	return Connection{ID: id, TokenHash: str(out.Item, "tokenHash"), Lang: str(out.Item, "lang"), ExpiresAt: time.Unix(num(out.Item, attrExpires), 0)}, nil
+	return Connection{ID: id, TokenHash: str(out.Item, "tokenHash"), PlayerToken: str(out.Item, attrTokenKind) == tokenKindPlayer,
+		Lang: str(out.Item, "lang"), ExpiresAt: time.Unix(num(out.Item, attrExpires), 0)}, nil
 }
 
 // Subscribe records s (both items), unless the connection already follows
@@ -122,6 +134,9 @@ func (d *Data) Subscribe(ctx context.Context, sub Subscription, max int) error {
 		if sub.TokenHash != "" {
 			item["tokenHash"] = s(sub.TokenHash)
 		}
+		if sub.PlayerToken {
+			item[attrTokenKind] = s(tokenKindPlayer)
+		}
 		item[attrExpires] = n(service.ExpirySeconds(sub.ExpiresAt))
 		return item
 	}
@@ -139,7 +154,8 @@ func (d *Data) Subscribe(ctx context.Context, sub Subscription, max int) error {
 func subscriptionOf(item map[string]types.AttributeValue) Subscription {
 	return Subscription{
 		GameID: str(item, "gameId"), ConnID: str(item, "connectionId"), Seat: str(item, "seat"),
-		TokenHash: str(item, "tokenHash"), Lang: str(item, "lang"), ExpiresAt: time.Unix(num(item, attrExpires), 0),
+		TokenHash: str(item, "tokenHash"), PlayerToken: str(item, attrTokenKind) == tokenKindPlayer,
+		Lang: str(item, "lang"), ExpiresAt: time.Unix(num(item, attrExpires), 0),
 	}
 }
 

@@ -26,19 +26,25 @@ func TestConnectionsAgainstEmulators(t *testing.T) {
 			}
 			ctx := t.Context()
 			exp := time.Now().Add(time.Hour)
-			if err := d.PutConnection(ctx, dynamostore.Connection{ID: "c1", TokenHash: "h1", Lang: "en", ExpiresAt: exp}); err != nil {
+			if err := d.PutConnection(ctx, dynamostore.Connection{ID: "c1", TokenHash: "h1", PlayerToken: true, Lang: "en", ExpiresAt: exp}); err != nil {
 				t.Fatal(err)
 			}
 			got, err := d.Connection(ctx, "c1")
-			if err != nil || got.TokenHash != "h1" || got.Lang != "en" {
-				t.Fatalf("Connection(c1) = %+v, %v", got, err)
+			if err != nil || got.TokenHash != "h1" || !got.PlayerToken || got.Lang != "en" {
+				t.Fatalf("Connection(c1) = %+v, %v; want the player token's hash, of its kind", got, err)
+			}
+			if err := d.PutConnection(ctx, dynamostore.Connection{ID: "c2", TokenHash: "h2", Lang: "ko", ExpiresAt: exp}); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := d.Connection(ctx, "c2"); err != nil || got.PlayerToken {
+				t.Fatalf("Connection(c2) = %+v, %v; want a seat token's hash", got, err)
 			}
 			if _, err := d.Connection(ctx, "nope"); !errors.Is(err, dynamostore.ErrNoConnection) {
 				t.Errorf("Connection(nope) = %v; want ErrNoConnection", err)
 			}
 			for i, g := range []string{"g1", "g2", "g3"} {
 				seat := []string{"white", "", "black"}[i]
-				if err := d.Subscribe(ctx, dynamostore.Subscription{GameID: g, ConnID: "c1", Seat: seat, TokenHash: "h1", Lang: "en", ExpiresAt: exp}, 3); err != nil {
+				if err := d.Subscribe(ctx, dynamostore.Subscription{GameID: g, ConnID: "c1", Seat: seat, TokenHash: "h1", PlayerToken: true, Lang: "en", ExpiresAt: exp}, 3); err != nil {
 					t.Fatalf("Subscribe(%s) = %v", g, err)
 				}
 			}
@@ -50,7 +56,7 @@ func TestConnectionsAgainstEmulators(t *testing.T) {
 			}
 			d.Subscribe(ctx, dynamostore.Subscription{GameID: "g1", ConnID: "c2", Seat: "black", ExpiresAt: exp}, 3)
 			subs, err := d.Subscribers(ctx, "g1")
-			if err != nil || len(subs) != 2 || subs[0].ConnID != "c1" || subs[0].Seat != "white" || subs[0].TokenHash != "h1" || subs[1].ConnID != "c2" {
+			if err != nil || len(subs) != 2 || subs[0].ConnID != "c1" || subs[0].Seat != "white" || subs[0].TokenHash != "h1" || !subs[0].PlayerToken || subs[1].ConnID != "c2" || subs[1].PlayerToken {
 				t.Fatalf("Subscribers(g1) = %+v, %v", subs, err)
 			}
 			if s, ok, err := d.Unsubscribe(ctx, "c1", "g3"); err != nil || !ok || s.Seat != "black" {

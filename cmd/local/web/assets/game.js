@@ -7,6 +7,7 @@ import { Board, parsePlacement } from './board.js';
 import { ClockState, formatClock, LOW_TIME_MS } from './clock.js';
 import { t, colorName } from './i18n.js';
 import { GameStream } from './stream.js';
+import { applyDelta } from './delta.js';
 import * as storage from './storage.js';
 import { confirmDialog, copyText, fill, h, markAfterPaint, modal, onActivate, openRules, toast } from './ui.js';
 import { ensurePlayer, playerToken } from './players.js';
@@ -161,18 +162,27 @@ class GameScreen {
     });
   }
 
+  // onStream takes the stream's messages: the whole view (subscribed, with
+  // the events of the versions missed while away), then each version's
+  // delta. A version already on the screen (an action's answer brought it)
+  // is ignored; one that does not follow the screen's version means the
+  // screen missed some: it catches up by subscribing again from its own.
   onStream(msg) {
     switch (msg.type) {
       case 'subscribed':
-      case 'reset':
-        if (msg.game) this.applyView(msg.game);
+        if (msg.game) this.applyView(msg.game, (msg.missed ?? []).flatMap((c) => c.events));
         else this.refetch();
         break;
-      case 'change':
-        if (msg.game) this.applyView(msg.game, msg.events);
-        else if (msg.gameOmitted) this.refetch();
-        else this.announce(msg.events);
+      case 'change': {
+        const old = this.view;
+        if (!old || msg.version <= old.version) break;
+        if (msg.version !== old.version + 1) {
+          this.stream?.subscribe();
+          break;
+        }
+        this.applyView(applyDelta(old, msg.delta), msg.events);
         break;
+      }
       case 'error':
         toast(msg.message, 'error');
         break;
@@ -205,7 +215,9 @@ class GameScreen {
     const old = this.view;
     if (old && view.version <= old.version) return;
     this.view = view;
-    this.clock = new ClockState(view);
+    // A delta that left the clock alone keeps its reading, and the moment
+    // it was read.
+    this.clock = new ClockState(view, old && view.clock === old.clock ? this.clock.receivedAt : undefined);
     let animate = [];
     if (old && this.viewPly === null && view.lastMove && view.moves.length === old.moves.length + 1) {
       const local = this.localMove;
@@ -380,7 +392,9 @@ class GameScreen {
     if (p?.ai) tags.push(h('span.tag', t('ai.level.' + p.ai)));
     if (p?.rank) tags.push(h('span.tag', p.rank));
     else if (p?.rating != null) tags.push(h('span.tag', String(p.rating)));
-    if (p && !p.ai && !p.connected && v.phase !== 'finished') tags.push(h('span.tag.warn', t('game.offline')));
+    // Offline: the seat's stream closed and its grace runs (a seat that
+    // plays over HTTP only was never connected, and is not offline).
+    if (p && !p.ai && isOffline(p) && v.phase !== 'finished') tags.push(h('span.tag.warn', t('game.offline')));
     fill(el.querySelector('.tags'), tags);
     // The pieces this side has taken, and its material lead.
     const taken = v.captured[color].map((letter) => {
@@ -879,3 +893,9 @@ function speakerIcon(on) {
   return svg;
 }
 const signed = (n) => (n > 0 ? '+' + n : String(n));
+
+// isOffline: a seat shown as gone — its last stream connection closed
+// (presence since then), not a seat that never opened one.
+function isOffline(p) {
+  return p.presence ? !p.presence.connected && p.presence.since != null : !p.connected;
+}

@@ -1,10 +1,11 @@
-// GameStream follows one game on the WebSocket stream (SPEC §11): it
+// GameStream follows one game on the WebSocket stream (SPEC §16.1): it
 // subscribes, hands every message to the screen, and after a drop
 // reconnects by itself and subscribes again with afterVersion = the version
-// the screen has, so the server replays exactly what was missed (or sends a
-// reset). Nothing here polls: the socket is idle until the server speaks,
-// apart from a keep-alive ping every few minutes (API Gateway closes
-// WebSockets idle for 10 minutes).
+// the screen has, so the server sends the whole view with the events of
+// exactly what was missed (or a reset when that is older than its log).
+// Nothing here polls: the socket is idle until the server speaks, apart
+// from a keep-alive ping every few minutes (API Gateway closes WebSockets
+// idle for 10 minutes).
 import { lang } from './i18n.js';
 
 const BACKOFF_MS = [200, 500, 1000, 2000, 4000, 8000];
@@ -12,7 +13,7 @@ const PING_EVERY_MS = 4 * 60 * 1000;
 const PONG_WITHIN_MS = 8000;
 
 export class GameStream {
-  // onMessage(msg) gets subscribed/change/reset/error messages;
+  // onMessage(msg) gets subscribed/change/error messages;
   // onStatus(status) gets 'connecting' | 'live' | 'offline'.
   // version() returns the version the screen has (null: none yet).
   constructor({ gameId, token, version, onMessage, onStatus }) {
@@ -44,10 +45,7 @@ export class GameStream {
     const ws = new WebSocket(`${scheme}://${location.host}/v1/stream?${q}`);
     this.ws = ws;
     ws.onopen = () => {
-      const sub = { action: 'subscribe', gameId: this.gameId };
-      const v = this.version();
-      if (v != null) sub.afterVersion = v;
-      ws.send(JSON.stringify(sub));
+      this.subscribe();
       this.schedulePing();
     };
     ws.onmessage = (ev) => {
@@ -69,6 +67,17 @@ export class GameStream {
       if (msg.type !== 'pong') this.onMessage(msg);
     };
     ws.onclose = () => this.dropped(ws);
+  }
+
+  // subscribe (again) from the version the screen has: also how a screen
+  // that finds a version missing catches up.
+  subscribe() {
+    const ws = this.ws;
+    if (!ws || ws.readyState !== WebSocket.OPEN) return;
+    const sub = { action: 'subscribe', gameId: this.gameId };
+    const v = this.version();
+    if (v != null) sub.afterVersion = v;
+    ws.send(JSON.stringify(sub));
   }
 
   // dropped handles the loss of ws (a close, or a ping left unanswered)
