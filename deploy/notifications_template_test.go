@@ -26,11 +26,13 @@ var pushParameters = []struct {
 // pushFunctions are the functions that read the applications: the one
 // that registers devices (move), the ones that send (the after-write
 // effects, the reminders of the timeout function).
-var pushFunctions = []string{"MoveFunction"}
+var pushFunctions = []string{"MoveFunction", "FanoutFunction", "TimeoutFunction"}
 
 // pushActions are the SNS actions each may hold.
 var pushActions = map[string][]string{
-	"MoveFunction": {"sns:CreatePlatformEndpoint", "sns:DeleteEndpoint", "sns:GetEndpointAttributes"},
+	"MoveFunction":    {"sns:CreatePlatformEndpoint", "sns:DeleteEndpoint", "sns:GetEndpointAttributes"},
+	"FanoutFunction":  {"sns:Publish", "sns:DeleteEndpoint"},
+	"TimeoutFunction": {"sns:Publish", "sns:DeleteEndpoint"},
 }
 
 func TestTemplatePushParameters(t *testing.T) {

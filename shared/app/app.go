@@ -154,6 +154,16 @@ func New(cfg Config) (*App, error) {
 		sc.RenderNotification = api.NotificationMessage
 	}
 	a.Sender = sc.Sender
+	if sc.Followers == nil && cfg.Stream && sc.Notifications != nil {
+		// The local stream is made after the service (it reads games
+		// through it); it answers for the followers once it exists.
+		sc.Followers = service.AccountFollowersFunc(func(ctx context.Context, playerID string) (bool, error) {
+			if a.Stream == nil {
+				return false, nil
+			}
+			return a.Stream.FollowsAccount(ctx, playerID)
+		})
+	}
 	var err error
 	if svc, err = service.New(sc); err != nil {
 		return nil, fmt.Errorf("app: %w", err)

@@ -15,6 +15,7 @@ import (
 
 	"chessapi/shared/aiplayer"
 	"chessapi/shared/aitrigger/lambdainvoke"
+	"chessapi/shared/api"
 	"chessapi/shared/apikey"
 	"chessapi/shared/app"
 	"chessapi/shared/obs"
@@ -239,6 +240,9 @@ func awsAdapters(awsCfg aws.Config, cfg Config) (Deps, error) {
 		if deps.Sender, err = newPushSender(awsCfg, cfg); err != nil {
 			return fail(err)
 		}
+		// A player following their account on the stream gets no device
+		// notification: the data table's subscriptions tell.
+		deps.Followers = api.AccountFollowers{Subscriptions: StreamConnections(data)}
 	}
 	if sp.adapters.has(usesStream) {
 		deps.Connections = StreamConnections(data)

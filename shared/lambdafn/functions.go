@@ -45,10 +45,12 @@ var functions = map[Function]spec{
 	// The deadline schedules' target: it ends games and, without writing,
 	// re-arms a timer or restarts an overdue AI seat (so it schedules and
 	// triggers itself); a flag fall in a rated game reads both ratings.
-	Timeout: {handleTimeout, usesData | usesScheduler | usesAITrigger,
-		[]need{{envGamesTable, required}, {envDataTable, required},
+	// Its timers also wake a turn's timeRunningOut reminders (SPEC §16.3),
+	// sent through SNS.
+	Timeout: {handleTimeout, usesData | usesScheduler | usesAITrigger | usesNotify,
+		append([]need{{envGamesTable, required}, {envDataTable, required},
 			{envScheduleGroup, required}, {envSchedulerRole, required}, {envTimeoutTarget, required}, {envScheduleDLQ, optional},
-			{envAIFunction, required}, {envLogLevel, optional}}},
+			{envAIFunction, required}, {envLogLevel, optional}}, pushEnv...)},
 	// POST /v1/ai/move and the AI seats' turns, one engine sized from the
 	// function's memory. The keys live in the data table; DATA_TABLE is
 	// optional because the AI seats' function runs the same code and serves
@@ -62,11 +64,12 @@ var functions = map[Function]spec{
 	Stream: {handleWebSocket, usesData | usesStream,
 		[]need{{envGamesTable, required}, {envDataTable, required}, {envStreamEndpoint, optional}, {envLogLevel, optional}}},
 	// The games table's change stream: each committed version is pushed to
-	// its subscribers and its effects run (timer, AI turn, ratings).
-	Fanout: {handleStreamRecords, usesData | usesScheduler | usesAITrigger | usesStream,
-		[]need{{envGamesTable, required}, {envDataTable, required}, {envStreamEndpoint, required},
+	// its subscribers and its effects run (timer, AI turn, ratings,
+	// notifications: the inbox and SNS).
+	Fanout: {handleStreamRecords, usesData | usesScheduler | usesAITrigger | usesStream | usesNotify,
+		append([]need{{envGamesTable, required}, {envDataTable, required}, {envStreamEndpoint, required},
 			{envScheduleGroup, required}, {envSchedulerRole, required}, {envTimeoutTarget, required}, {envScheduleDLQ, optional},
-			{envAIFunction, required}, {envLogLevel, optional}}},
+			{envAIFunction, required}, {envLogLevel, optional}}, pushEnv...)},
 }
 
 // handler is the event a function's handler takes.

@@ -35,8 +35,11 @@ const (
 	MetricScheduleFailures  = "ScheduleFailures"
 	MetricAITriggerFailures = "AITriggerFailures"
 	MetricPushFailures      = "PushFailures"
-	MetricStaleConnections  = "StaleConnections"
-	MetricEffectRetries     = "EffectRetries"
+	// MetricNotificationFailures: delivering a commit's notifications
+	// (the inbox, the devices) failed after its bounded retries.
+	MetricNotificationFailures = "NotificationFailures"
+	MetricStaleConnections     = "StaleConnections"
+	MetricEffectRetries        = "EffectRetries"
 	// Deadlines.
 	MetricTimeoutLateMs = "TimeoutLateMs"
 )
@@ -66,6 +69,7 @@ var registry = []MetricSpec{
 	{MetricScheduleFailures, UnitCount, "arming or cancelling a game's deadline schedule failed after its bounded retries"},
 	{MetricAITriggerFailures, UnitCount, "starting an AI turn (async invoke) failed after its bounded retries"},
 	{MetricPushFailures, UnitCount, "a push to a live connection failed (other than the connection being gone)"},
+	{MetricNotificationFailures, UnitCount, "delivering a commit's notifications (inbox, devices) failed after its bounded retries"},
 	{MetricStaleConnections, UnitCount, "a push found its connection gone (410); the connection was dropped"},
 	{MetricEffectRetries, UnitCount, "one failed attempt of an effect that will be tried again"},
 	{MetricTimeoutLateMs, UnitMilliseconds, "how long after its deadline a timeout task was handled"},

@@ -72,8 +72,8 @@ func (e *effects) committed(ctx context.Context, prev, next *game.State, events 
 	}
 }
 
-// applyEffects arms the timer, starts the AI and applies a rated result
-// for next, each with bounded retries.
+// applyEffects arms the timer, starts the AI, applies a rated result and
+// delivers the notifications of next, each with bounded retries.
 func (s *Service) applyEffects(ctx context.Context, prev, next *game.State) error {
 	var errs []error
 	if err := s.retry(ctx, "timer", func(ctx context.Context) error { return s.syncTimer(ctx, prev, next) }); err != nil {
@@ -88,6 +88,14 @@ func (s *Service) applyEffects(ctx context.Context, prev, next *game.State) erro
 	}
 	if ratingFinished(prev, next) {
 		if err := s.retry(ctx, "ratings", func(ctx context.Context) error { return s.applyRatings(ctx, next) }); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	// After the ratings: a gameEnded notification tells the rating change
+	// the result carries (the players' records are the ratings' effect).
+	if s.cfg.Notifications != nil {
+		if err := s.retry(ctx, "notifications", func(ctx context.Context) error { return s.notifyCommitted(ctx, prev, next) }); err != nil {
+			s.cfg.Metrics.Count(obs.MetricNotificationFailures, 1)
 			errs = append(errs, err)
 		}
 	}
@@ -108,17 +116,21 @@ func (s *Service) retry(ctx context.Context, what string, f func(context.Context
 	return nil
 }
 
-// timerFor returns the task the game's one timer should hold, if any: the
-// game's deadline on a human's turn; on an AI seat's turn the AI watchdog
-// (an AI never loses on time, but an AI that does not answer is started
-// again, attempt by attempt).
-func (s *Service) timerFor(st *game.State, attempt int) (TimeoutTask, bool) {
+// timerFor returns the task the game's one timer should hold at time
+// after, if any: the game's deadline on a human's turn, or the turn's
+// next timeRunningOut reminder after after when that comes first (a
+// registered player's, with notifications on); on an AI seat's turn the
+// AI watchdog (an AI never loses on time, but an AI that does not answer
+// is started again, attempt by attempt).
+func (s *Service) timerFor(st *game.State, attempt int, after time.Time) (TimeoutTask, bool) {
 	deadline, ok := game.Deadline(st)
 	if !ok {
 		return TimeoutTask{}, false
 	}
 	if _, ai := st.AITurn(); ai {
 		deadline = time.UnixMilli(st.Clock.TurnStartedAt).Add(time.Duration(attempt+1) * s.aiTurnBound(st))
+	} else if r, ok := s.nextReminder(st, after); ok && r.At.Before(deadline) {
+		deadline = r.At
 	}
 	return TimeoutTask{GameID: st.GameID, Version: st.Version, Deadline: deadline, Attempt: attempt}, true
 }
@@ -142,18 +154,20 @@ func (s *Service) aiTurnBound(st *game.State) time.Duration {
 	return think + s.cfg.AIWatchdog
 }
 
-// syncTimer keeps the game's timer on next's deadline: armed when it
-// differs from prev's, removed when next has none. Writes that leave the
-// deadline alone (an offer, a reconnect) touch no timer.
+// syncTimer keeps the game's timer on next's deadline (or reminder):
+// armed when it differs from prev's, both as of now, removed when next
+// has none. Writes that leave the deadline alone (an offer, a reconnect)
+// touch no timer.
 func (s *Service) syncTimer(ctx context.Context, prev, next *game.State) error {
 	if s.cfg.Scheduler == nil {
 		return nil
 	}
-	task, ok := s.timerFor(next, 0)
+	now := s.now()
+	task, ok := s.timerFor(next, 0, now)
 	var before TimeoutTask
 	var had bool
 	if prev != nil {
-		before, had = s.timerFor(prev, 0)
+		before, had = s.timerFor(prev, 0, now)
 	}
 	switch {
 	case ok && had && task.Deadline.Equal(before.Deadline):

@@ -608,7 +608,14 @@ func (s *Service) HandleTimeout(ctx context.Context, task TimeoutTask) error {
 	if _, ai := st.AITurn(); ai && st.Version == task.Version {
 		attempt = task.Attempt // an early delivery keeps its count
 	}
-	return s.rearm(ctx, st, attempt)
+	// The timer for what comes next first (the turn's next reminder or its
+	// deadline), then the reminders due by now: a delivery retried after a
+	// failed reminder finds the timer armed and the reminder not sent yet
+	// (sent once: its id is its turn and due time).
+	if err := s.rearm(ctx, st, attempt); err != nil {
+		return err
+	}
+	return s.retry(ctx, "reminders", func(ctx context.Context) error { return s.remind(ctx, st) })
 }
 
 // aiOverdue reports whether the AI's turn has gone past watchdog attempt n.
@@ -623,7 +630,7 @@ func (s *Service) rearm(ctx context.Context, st *game.State, attempt int) error 
 	if s.cfg.Scheduler == nil {
 		return nil
 	}
-	task, ok := s.timerFor(st, attempt)
+	task, ok := s.timerFor(st, attempt, s.now())
 	if !ok {
 		return s.cfg.Scheduler.CancelTimeout(ctx, st.GameID)
 	}

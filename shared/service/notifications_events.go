@@ -1,5 +1,3 @@
-//go:build notifywip
-
 package service
 
 import (
@@ -93,8 +91,12 @@ func (s *Service) notifyCommitted(ctx context.Context, prev, next *game.State) e
 // reminders due by then and re-arms for what comes next.
 
 // nextReminder is the first reminder of st's turn after t for a
-// registered player (anonymous seats have no inbox).
-func nextReminder(st *game.State, t time.Time) (game.Reminder, bool) {
+// registered player (anonymous seats have no inbox); none without
+// notifications.
+func (s *Service) nextReminder(st *game.State, t time.Time) (game.Reminder, bool) {
+	if s.cfg.Notifications == nil {
+		return game.Reminder{}, false
+	}
 	for _, r := range game.TimeRunningOut(st) {
 		if seat := st.Seats[r.Color]; seat.Bound && seat.PlayerID != "" && r.At.After(t) {
 			return r, true

@@ -83,6 +83,7 @@ type notifyFixture struct {
 	sender    *recordingSender
 	followers followers
 	store     *boltstore.Store
+	sched     *recorder
 }
 
 // render words a notification with its locale in the title, so a test
@@ -99,8 +100,8 @@ func newNotifyFixture(t *testing.T) *notifyFixture {
 	}
 	t.Cleanup(func() { store.Close() })
 	f := &notifyFixture{clock: fakeclock.New(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)), sender: &recordingSender{failing: map[string]error{}},
-		followers: followers{}, store: store}
-	f.svc, err = service.New(service.Config{Store: store, Players: store, Lister: store, Notifications: store,
+		followers: followers{}, store: store, sched: &recorder{}}
+	f.svc, err = service.New(service.Config{Store: store, Players: store, Lister: store, Notifications: store, Scheduler: f.sched,
 		Sender: f.sender, RenderNotification: render, Followers: f.followers, Now: f.clock.Now})
 	if err != nil {
 		t.Fatal(err)

@@ -120,3 +120,11 @@ type NotificationStore interface {
 type AccountFollowers interface {
 	FollowsAccount(ctx context.Context, playerID string) (bool, error)
 }
+
+// AccountFollowersFunc is a function as an AccountFollowers.
+type AccountFollowersFunc func(ctx context.Context, playerID string) (bool, error)
+
+// FollowsAccount calls f.
+func (f AccountFollowersFunc) FollowsAccount(ctx context.Context, playerID string) (bool, error) {
+	return f(ctx, playerID)
+}

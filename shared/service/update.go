@@ -263,8 +263,8 @@ func (s *Service) record(st *game.State) (GameRecord, error) {
 	rec := GameRecord{GameID: st.GameID, Version: st.Version, StateVersion: st.StateVersion, State: storedgame.Encode(st)}
 	// The stored deadline is the game's timer (on an AI's turn, its
 	// watchdog), so timers re-armed from the store after a restart are the
-	// ones the game had.
-	if task, ok := s.timerFor(st, 0); ok {
+	// ones the game had (a reminder's among them).
+	if task, ok := s.timerFor(st, 0, s.now()); ok {
 		rec.Deadline = task.Deadline
 	}
 	if st.Phase == game.PhaseFinished {
