@@ -168,6 +168,10 @@ type outgoing struct {
 	// seatWatching: the player's seat in the game has an open stream
 	// connection (its presence).
 	seatWatching bool
+	// onAccountStream: the account-wide stream tells it too (a player
+	// event of a version); a reminder is not on the stream, so a player
+	// following their account still gets it on the devices.
+	onAccountStream bool
 }
 
 // deliver puts a notification in its player's inbox and, unless the
@@ -190,7 +194,7 @@ func (s *Service) deliver(ctx context.Context, o outgoing) error {
 	if err != nil || len(devices) == 0 {
 		return err
 	}
-	if s.cfg.Followers != nil {
+	if s.cfg.Followers != nil && o.onAccountStream {
 		following, err := s.cfg.Followers.FollowsAccount(ctx, n.PlayerID)
 		if err != nil {
 			return fmt.Errorf("account followers of %s: %w", n.PlayerID, err)

@@ -23,7 +23,7 @@ func notificationsOf(prev, next *game.State) []outgoing {
 	for _, e := range events {
 		n := notificationOf(e, next)
 		seat, seated := seatOfPlayer(next, e.PlayerID)
-		out = append(out, outgoing{n: n, seatWatching: seated && next.Seats[seat].Streaming()})
+		out = append(out, outgoing{n: n, seatWatching: seated && next.Seats[seat].Streaming(), onAccountStream: true})
 	}
 	return out
 }

@@ -152,7 +152,7 @@ func TestTimeRunningOutReminders(t *testing.T) {
 		t.Run(tc.control, func(t *testing.T) {
 			f := newNotifyFixture(t)
 			ana, _ := f.player(t, "Ana")
-			ben, _ := f.player(t, "Ben")
+			ben, benID := f.player(t, "Ben")
 			f.device(t, ben, 2, "en")
 			ctx := t.Context()
 			g, err := f.svc.Create(ctx, service.CreateInput{Options: options(t, fmt.Sprintf(`{"colorAssignment":"hostWhite","timeControl":%q}`, tc.control)), Caller: ana})
@@ -170,6 +170,9 @@ func TestTimeRunningOutReminders(t *testing.T) {
 			f.act(t, g.GameID, ana, moveUCI("g1f3"))
 			start := f.clock.Now()
 			f.sender.take()
+			// Following the account on the stream does not keep a reminder
+			// off the phone: the stream does not carry reminders.
+			f.followers[benID] = true
 			for i, after := range tc.after {
 				task := f.fire(t)
 				if !task.Deadline.Equal(start.Add(after)) {
@@ -190,6 +193,7 @@ func TestTimeRunningOutReminders(t *testing.T) {
 					t.Fatalf("the timer delivered again pushed %v", got)
 				}
 			}
+			delete(f.followers, benID)
 			// The next timer is the turn's deadline: Black loses on time
 			// (per-move: after the extensions, which remind of nothing).
 			if task := f.fire(t); !task.Deadline.Equal(start.Add(tc.turn)) {
