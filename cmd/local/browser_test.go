@@ -1099,9 +1099,17 @@ func TestBrowserRoomsAndInvites(t *testing.T) {
 // rematch of a browser that holds a seat but no player.
 func TestBrowserLowClock(t *testing.T) {
 	requireChromium(t)
-	var ahead atomic.Int64
+	// The server's clock runs ahead by ahead, then stands still at frozen
+	// once set: on a loaded machine the seconds the low clock shows could
+	// otherwise run out (and the game end) before the rematch part below.
+	var ahead, frozen atomic.Int64
 	c := startLocal(t, func(cfg *config) {
-		cfg.now = func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }
+		cfg.now = func() time.Time {
+			if f := frozen.Load(); f != 0 {
+				return time.UnixMilli(f)
+			}
+			return time.Now().Add(time.Duration(ahead.Load()))
+		}
 	})
 	id, tokens := c.humanGame(map[string]any{"timeControl": "1+0", "colorAssignment": "hostWhite"})
 	moveAPI(t, c, id, tokens["white"], "e2e4")
@@ -1121,6 +1129,7 @@ func TestBrowserLowClock(t *testing.T) {
 	p.do("reload", chromedp.Reload())
 	p.waitBoard()
 	p.waitFor("the red clock", clock+`.classList.contains('low') && /^0:0\d\.\d$/.test(`+clock+`.textContent)`, 3*time.Second)
+	frozen.Store(time.Now().Add(time.Duration(ahead.Load())).UnixMilli())
 	low := eval[[]float64](p, `(() => { const r = `+clock+`.getBoundingClientRect(); return [r.width, r.height, r.x, r.y]; })()`)
 	if !slices.Equal(normal, low) {
 		t.Errorf("the clock's box moved from %v to %v when it turned red", normal, low)

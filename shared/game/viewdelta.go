@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"time"
 
@@ -170,11 +171,18 @@ func DiffViews(prev, next *View) (Delta, error) {
 			d = append(d, moves...)
 			continue
 		}
-		a, err := json.Marshal(f.get(prev))
+		before, after := f.get(prev), f.get(next)
+		// Most fields do not change from one version to the next; equal
+		// values marshal alike, so only the others are marshalled (each
+		// marshal costs more than the comparison).
+		if reflect.DeepEqual(before, after) {
+			continue
+		}
+		a, err := json.Marshal(before)
 		if err != nil {
 			return nil, fmt.Errorf("game: delta of %s: %w", f.key, err)
 		}
-		b, err := json.Marshal(f.get(next))
+		b, err := json.Marshal(after)
 		if err != nil {
 			return nil, fmt.Errorf("game: delta of %s: %w", f.key, err)
 		}
@@ -246,26 +254,9 @@ type storedMove struct {
 // versionDelta is the stored delta of version next after prev, both
 // viewed at now.
 func versionDelta(prev, next *State, now time.Time) (json.RawMessage, error) {
-	pv, err := ViewOf(prev, nil, now)
+	d, nv, err := viewsDelta(prev, next, nil, now)
 	if err != nil {
 		return nil, err
-	}
-	nv, err := ViewOf(next, nil, now)
-	if err != nil {
-		return nil, err
-	}
-	d, err := DiffViews(pv, nv)
-	if err != nil {
-		return nil, err
-	}
-	// The clock always: it is read as of the version (its asOf), and a
-	// subscriber's copy was read earlier, when the version before came.
-	if _, ok := d.Get("clock"); !ok {
-		js, err := json.Marshal(nv.Clock)
-		if err != nil {
-			return nil, err
-		}
-		d = d.Set("clock", js)
 	}
 	before, after := holder(prev), holder(next)
 	if !sameSeat(before, after) || (after != nil && prev.FEN != next.FEN) {
@@ -482,26 +473,35 @@ func DeltaBetween(prev, next *State, seat *chess.Color, now time.Time) (Delta, e
 	if prev == nil || prev.Version != next.Version-1 || prev.GameID != next.GameID {
 		return nil, ErrNoDelta
 	}
+	d, _, err := viewsDelta(prev, next, seat, now)
+	return d, err
+}
+
+// viewsDelta is the difference of the viewer's views of prev and next read
+// at now, with the clock always (it is read as of the version, its asOf,
+// and a subscriber's copy was read earlier, when the version before came);
+// it also returns the view of next.
+func viewsDelta(prev, next *State, seat *chess.Color, now time.Time) (Delta, *View, error) {
 	pv, err := ViewOf(prev, seat, now)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	nv, err := ViewOf(next, seat, now)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	d, err := DiffViews(pv, nv)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if _, ok := d.Get("clock"); !ok {
 		js, err := json.Marshal(nv.Clock)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		d = d.Set("clock", js)
 	}
-	return d, nil
+	return d, nv, nil
 }
 
 // WithoutMoves is v without its move list and PGN (GET ?moves=false), a
