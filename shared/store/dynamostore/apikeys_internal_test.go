@@ -60,6 +60,9 @@ func TestTemplateGrantsOnlyTheFunctionsPartitions(t *testing.T) {
 	// rated game (both players' ratings read): every function that shows
 	// a game.
 	readPlayers := all([]string{get}, tokenPrefix+"*", playerPrefix+"*")
+	// Delivering notifications: the inbox entries, push claims and pushed
+	// marks, the devices and (a gone one removed) its token's owner.
+	notifications := all([]string{get, put, update, del}, devicesPrefix+"*", deviceTokenPrefix+"*", inboxPrefix+"*")
 	want := map[string]map[string][]string{
 		// Players, tokens, link codes, the wrong-code counter, pairing slots.
 		// And devices, their tokens' owners and the inboxes (SPEC §16.3).
@@ -68,8 +71,10 @@ func TestTemplateGrantsOnlyTheFunctionsPartitions(t *testing.T) {
 			all([]string{query}, inboxPrefix+"*")),
 		"ViewFunction": readPlayers,
 		"PollFunction": readPlayers,
-		// A flag fall in a rated game reads both ratings.
-		"TimeoutFunction": all([]string{get}, playerPrefix+"*"),
+		// A flag fall in a rated game reads both ratings; the reminders
+		// are notifications, kept off the devices of a player following
+		// the account on the stream (its subscriptions).
+		"TimeoutFunction": merge(all([]string{get}, playerPrefix+"*"), notifications, all([]string{query}, subPrefix+"*")),
 		// Keys by id, their two counters, their in-flight leases.
 		"AiFunction": merge(
 			all([]string{get}, apiKeyPrefix+"*"),
@@ -79,8 +84,9 @@ func TestTemplateGrantsOnlyTheFunctionsPartitions(t *testing.T) {
 		"AiSeatFunction": {},
 		// Connections and subscriptions, and the views they push.
 		"StreamFunction": merge(all([]string{get, put, del, query}, connPrefix+"*", subPrefix+"*"), readPlayers),
-		// A game's subscribers, gone connections deleted, ratings applied.
-		"FanoutFunction": merge(all([]string{get, del, query}, connPrefix+"*", subPrefix+"*"), all([]string{get, put}, playerPrefix+"*")),
+		// A game's subscribers, gone connections deleted, ratings applied,
+		// a commit's notifications delivered.
+		"FanoutFunction": merge(all([]string{get, del, query}, connPrefix+"*", subPrefix+"*"), all([]string{get, put}, playerPrefix+"*"), notifications),
 	}
 	granted := map[string]bool{}
 	for _, fn := range tmpl.Functions {
