@@ -33,6 +33,16 @@ const (
 	SampleDeviceID = "dev_Qm3xTz8LwV2nK9pR"
 	// SampleNotificationID is the upTo of the read mark's event.
 	SampleNotificationID = "1a2272d2600-3f2a9c0d1e4b"
+	// SamplePlayerID is the player of SamplePlayerToken (its public
+	// profile, its recovery); SampleOpponentID another registered player
+	// (blocked and unblocked); SampleSecondSessionID a second session of
+	// the sample player (revoked). SPEC §16.2.
+	SamplePlayerID        = "pl_SamplePlayerOfEvents01"
+	SampleOpponentID      = "pl_SampleOpponentOfEvent1"
+	SampleSecondSessionID = "se_SecondSessionOfEvents1"
+	// SampleRecoveryCode is the sample player's recovery code in
+	// player-recover.json (typed in lower case, as people type it).
+	SampleRecoveryCode = "K7M2-QX9P-H4KX-7MZQ-2PRT-8WNE"
 )
 
 // ErrInvalidEvent is wrapped by every error about an event file's content.

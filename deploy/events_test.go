@@ -81,8 +81,22 @@ type (
 var (
 	seatRoutes   = []string{"POST /v1/games/{id}/actions", "POST /v1/games/{id}/presence"}
 	playerRoutes = []string{"GET /v1/players/me", "PATCH /v1/players/me", "GET /v1/players/me/games",
-		"POST /v1/players/me/link-codes", "POST /v1/lobby/quick", "POST /v1/players/me/devices", "GET /v1/players/me/devices",
-		"DELETE /v1/players/me/devices/{id}", "GET /v1/players/me/notifications", "POST /v1/players/me/notifications/read"}
+		"POST /v1/players/me/link-codes", "POST /v1/lobby/quick",
+		"DELETE /v1/players/me", "GET /v1/players/me/sessions", "PATCH /v1/players/me/sessions/current",
+		"DELETE /v1/players/me/sessions/{id}", "POST /v1/players/me/recovery-code", "GET /v1/players/me/blocks",
+		"POST /v1/players/me/blocks/{id}", "DELETE /v1/players/me/blocks/{id}",
+		"POST /v1/players/me/devices", "GET /v1/players/me/devices", "DELETE /v1/players/me/devices/{id}",
+		"GET /v1/players/me/notifications", "POST /v1/players/me/notifications/read"}
+	// pathIDs is what {id} holds in each route's events: the sample game,
+	// or for the account routes a sample player or session.
+	pathIDs = map[string]string{
+		"GET /v1/players/{id}":                "SamplePlayerID",
+		"POST /v1/players/me/blocks/{id}":     "SampleOpponentID",
+		"DELETE /v1/players/me/blocks/{id}":   "SampleOpponentID",
+		"DELETE /v1/players/me/sessions/{id}": "SampleSecondSessionID",
+		"DELETE /v1/players/me/devices/{id}":  "SampleDeviceID",
+	}
+	sampleIDs = map[string]string{"SamplePlayerID": SamplePlayerID, "SampleOpponentID": SampleOpponentID, "SampleSecondSessionID": SampleSecondSessionID, "SampleDeviceID": SampleDeviceID}
 )
 
 var (
@@ -151,11 +165,11 @@ func checkHTTPEvent(t *testing.T, ev Event, routes map[string]Route) {
 
 	// The raw path is the route with its parameters filled in.
 	wantPath := route.Path
+	wantID := SampleGameID
+	if name, ok := pathIDs[req.RouteKey]; ok {
+		wantID = sampleIDs[name]
+	}
 	for name, value := range req.PathParameters {
-		wantID := SampleGameID
-		if strings.HasPrefix(req.RouteKey, "DELETE /v1/players/me/devices/") {
-			wantID = SampleDeviceID
-		}
 		if name != "id" || value != wantID {
 			t.Errorf("pathParameters[%q] = %q; want only id = %q", name, value, wantID)
 		}
@@ -203,7 +217,8 @@ func checkHTTPEvent(t *testing.T, ev Event, routes map[string]Route) {
 	}
 
 	if req.Body == "" {
-		if route.Method == "POST" && req.RouteKey != "POST /v1/games/{id}/join" && req.RouteKey != "POST /v1/players/me/link-codes" {
+		if route.Method == "POST" && !slices.Contains([]string{"POST /v1/games/{id}/join", "POST /v1/players/me/link-codes",
+			"POST /v1/players/me/recovery-code", "POST /v1/players/me/blocks/{id}"}, req.RouteKey) {
 			t.Errorf("%s event has no body", req.RouteKey)
 		}
 		if _, ok := req.Headers["content-length"]; ok {
@@ -233,6 +248,17 @@ func checkBody(routeKey string, body []byte) error {
 		var b createGameBody
 		if err := strictJSON(body, &b); err != nil {
 			return err
+		}
+		if b.RematchOf != "" {
+			// A rematch is the old game again: it takes no options and no
+			// opponent (SPEC §16.2).
+			if b.Opponent != nil || b.Options != nil {
+				return errors.New("a rematch takes no options or opponent")
+			}
+			if b.RematchOf != SampleGameID {
+				return fmt.Errorf("rematchOf = %q; want the sample game", b.RematchOf)
+			}
+			return nil
 		}
 		if b.Opponent == nil {
 			return errors.New("create needs an opponent")
@@ -330,6 +356,29 @@ func checkBody(routeKey string, body []byte) error {
 		}
 		if b.UpTo != SampleNotificationID {
 			return fmt.Errorf("upTo = %q; want the sample notification", b.UpTo)
+		}
+		return nil
+	case "PATCH /v1/players/me/sessions/current":
+		var b struct {
+			Label *string `json:"label"`
+		}
+		if err := strictJSON(body, &b); err != nil {
+			return err
+		}
+		if b.Label == nil {
+			return errors.New("a label is required")
+		}
+		return nil
+	case "POST /v1/players/recover":
+		var b struct {
+			PlayerID     string `json:"playerId"`
+			RecoveryCode string `json:"recoveryCode"`
+		}
+		if err := strictJSON(body, &b); err != nil {
+			return err
+		}
+		if b.PlayerID != SamplePlayerID || !strings.EqualFold(b.RecoveryCode, SampleRecoveryCode) {
+			return fmt.Errorf("recover %q with %q; want the sample player and its code", b.PlayerID, b.RecoveryCode)
 		}
 		return nil
 	case "POST /v1/lobby/quick":

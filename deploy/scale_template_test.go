@@ -407,11 +407,14 @@ func TestTemplateLeaseOutlivesTheAIRequest(t *testing.T) {
 // table: single items and queries of one partition, each of which carries
 // a leading key. A Scan has none, which a ForAllValues condition lets
 // through, so it must never be granted.
-var dataTableActions = []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:Query"}
+// BatchGetItem is held to dynamodb:LeadingKeys key by key, as the single-item
+// actions are (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html:
+// its policy limiting a user to their own items grants it with them).
+var dataTableActions = []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:Query", "dynamodb:BatchGetItem"}
 
 // TestTemplateDataTableGrantsHaveLeadingKeys: every grant on the data
 // table (its own or a restored one) is held to partition-key prefixes by
-// dynamodb:LeadingKeys, and grants only single-item and query actions;
+// dynamodb:LeadingKeys, and grants only single-item, query and batch-read actions;
 // shared/store/dynamostore's TestTemplateGrantsOnlyTheFunctionsPartitions
 // checks which prefixes each function gets.
 func TestTemplateDataTableGrantsHaveLeadingKeys(t *testing.T) {

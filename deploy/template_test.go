@@ -46,6 +46,17 @@ var specRoutes = map[string]string{
 	"DELETE /v1/players/me/devices/{id}":     "MoveFunction",
 	"GET /v1/players/me/notifications":       "MoveFunction",
 	"POST /v1/players/me/notifications/read": "MoveFunction",
+	// SPEC §16.2
+	"DELETE /v1/players/me":                 "MoveFunction",
+	"GET /v1/players/me/sessions":           "MoveFunction",
+	"PATCH /v1/players/me/sessions/current": "MoveFunction",
+	"DELETE /v1/players/me/sessions/{id}":   "MoveFunction",
+	"POST /v1/players/me/recovery-code":     "MoveFunction",
+	"POST /v1/players/recover":              "MoveFunction",
+	"GET /v1/players/me/blocks":             "MoveFunction",
+	"POST /v1/players/me/blocks/{id}":       "MoveFunction",
+	"DELETE /v1/players/me/blocks/{id}":     "MoveFunction",
+	"GET /v1/players/{id}":                  "MoveFunction",
 }
 
 // TestTemplateRoutesMatchHandler: API Gateway routes exactly what the one

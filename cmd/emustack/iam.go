@@ -118,6 +118,9 @@ func (g *dataTableGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	action := "dynamodb:" + op
 	var req dataRequest
 	_ = json.Unmarshal(body, &req)
+	if op == "BatchGetItem" {
+		req.batchGetKeys(body, g.table)
+	}
 	if req.TableName != g.table {
 		g.next.ServeHTTP(w, r)
 		return
@@ -184,6 +187,8 @@ type dataRequest struct {
 	ExpressionAttributeNames  map[string]string            `json:"ExpressionAttributeNames"`
 	ExpressionAttributeValues map[string]map[string]any    `json:"ExpressionAttributeValues"`
 	RequestItems              map[string][]json.RawMessage `json:"RequestItems"`
+	// batchKeys are a BatchGetItem's partition keys on the data table.
+	batchKeys []string
 }
 
 // keyCondition finds "<pk> = :value" in a key condition.
@@ -208,6 +213,31 @@ func (r dataRequest) leadingKeys(op string) []string {
 				return []string{s(r.ExpressionAttributeValues[m[2]])}
 			}
 		}
+	case "BatchGetItem":
+		return r.batchKeys
 	}
-	return nil // Scan, batches, transactions: no single leading key
+	return nil // Scan, batch writes, transactions: no single leading key
+}
+
+// batchGetKeys reads the partition keys a BatchGetItem asks of table (IAM
+// holds each of them to dynamodb:LeadingKeys); the request then counts
+// as one on table.
+func (r *dataRequest) batchGetKeys(body []byte, table string) {
+	var batch struct {
+		RequestItems map[string]struct {
+			Keys []map[string]map[string]any `json:"Keys"`
+		} `json:"RequestItems"`
+	}
+	if json.Unmarshal(body, &batch) != nil {
+		return
+	}
+	items, ok := batch.RequestItems[table]
+	if !ok {
+		return
+	}
+	r.TableName = table
+	for _, k := range items.Keys {
+		v, _ := k["pk"]["S"].(string)
+		r.batchKeys = append(r.batchKeys, v)
+	}
 }

@@ -55,6 +55,8 @@ type streamClient struct {
 	follow *streamtest.Follower
 	// sizes are the bytes of each message read, by type.
 	sizes map[string][]int
+	// ended receives the error that ended the reader (the close).
+	ended chan error
 }
 
 func (c client) dialStream(token string, query string) (*streamClient, *http.Response, error) {
@@ -69,12 +71,13 @@ func (c client) dialStream(token string, query string) (*streamClient, *http.Res
 		return nil, resp, err
 	}
 	ws.SetReadLimit(1 << 20)
-	sc := &streamClient{t: c.t, ws: ws, msgs: make(chan map[string]any, 4096), follow: streamtest.New(), sizes: map[string][]int{}}
+	sc := &streamClient{t: c.t, ws: ws, msgs: make(chan map[string]any, 4096), follow: streamtest.New(), sizes: map[string][]int{}, ended: make(chan error, 1)}
 	go func() {
 		defer close(sc.msgs)
 		for {
 			_, data, err := ws.Read(context.Background())
 			if err != nil {
+				sc.ended <- err
 				return
 			}
 			var m map[string]any

@@ -68,6 +68,11 @@ func catalogueErrors() map[string]error {
 		"platform_unavailable":   service.ErrPlatformUnavailable,
 		"device_not_found":       service.ErrDeviceNotFound,
 		"notification_not_found": service.ErrNotificationNotFound,
+		"recovery_code_invalid":  service.ErrRecoveryCodeInvalid,
+		"player_not_found":       service.ErrPlayerNotFound,
+		"session_not_found":      service.ErrSessionNotFound,
+		"blocked":                service.ErrBlocked,
+		"too_many_blocks":        service.ErrTooManyBlocks,
 	}
 	for _, c := range game.Codes() {
 		m[c.String()] = &game.RuleError{Code: c}

@@ -34,8 +34,6 @@ var notThroughHandler = map[string]string{
 		"shared/lambdafn/http_test.go TestHandleHTTPAlwaysAnswersHTTP; both languages via ErrorJSON in TestErrorCatalogueComplete",
 	"time_expired": "the service applies a due timeout before the action, which then gets game_not_playing: " +
 		"the reducer's refusal is tested in shared/game/rules_test.go (Apply at 0 ms left)",
-	"game_not_waiting": "no code path raises it yet: game.join answers game_full for every game that is not waiting " +
-		"(SPEC §15 asks game_not_waiting; reported with issue 13)",
 	"too_many_subscriptions": "sent only on the WebSocket stream: cmd/local/stream_test.go TestStreamBadMessages",
 }
 
@@ -222,6 +220,38 @@ func codeCases() []codeCase {
 		}},
 		{code: "notification_not_found", run: func(a *testAPI, _ *faultyStore, h http.Header) response {
 			return a.doHeaders("POST", "/v1/players/me/notifications/read", with(h, a.newPlayer("noinbox")), map[string]any{"upTo": "1a2272d2600-3f2a9c0d1e4b"})
+		}},
+		{code: "game_not_waiting", run: func(a *testAPI, _ *faultyStore, h http.Header) response {
+			id, _ := a.finishedGameOf() // aborted after both seats were taken
+			return a.doHeaders("POST", "/v1/games/"+id+"/join", h, nil)
+		}},
+		{code: "player_not_found", run: func(a *testAPI, _ *faultyStore, h http.Header) response {
+			return a.doHeaders("GET", "/v1/players/pl_NoSuchPlayerAtAll0000", h, nil)
+		}},
+		{code: "session_not_found", run: func(a *testAPI, _ *faultyStore, h http.Header) response {
+			p := a.newPlayer("sessions")
+			return a.doHeaders("DELETE", "/v1/players/me/sessions/se_NoSuchSessionAtAll00", with(h, p), nil)
+		}},
+		{code: "recovery_code_invalid", run: func(a *testAPI, _ *faultyStore, h http.Header) response {
+			created := a.do("POST", "/v1/players", "", map[string]any{"name": "forgetful"}).expect(a.t, http.StatusCreated)
+			return a.doHeaders("POST", "/v1/players/recover", h, map[string]any{"playerId": created.json["playerId"], "recoveryCode": "2222-2222-2222-2222-2222-2222"})
+		}},
+		{code: "blocked", run: func(a *testAPI, _ *faultyStore, h http.Header) response {
+			host := a.do("POST", "/v1/players", "", map[string]any{"name": "host"}).expect(a.t, http.StatusCreated)
+			guest := a.newPlayer("guest")
+			hostToken := host.json["token"].(string)
+			a.do("POST", "/v1/players/me/blocks/"+host.json["playerId"].(string), guest, nil).expect(a.t, http.StatusNoContent)
+			created := a.do("POST", "/v1/games", hostToken, nil).expect(a.t, http.StatusCreated)
+			return a.doHeaders("POST", "/v1/games/"+created.json["gameId"].(string)+"/join", with(h, guest), nil)
+		}},
+		{code: "too_many_blocks", configure: func(c *service.Config) { c.MaxBlocks = 1 }, run: func(a *testAPI, _ *faultyStore, h http.Header) response {
+			me := a.newPlayer("me")
+			var ids []string
+			for _, name := range []string{"one", "two"} {
+				ids = append(ids, a.do("POST", "/v1/players", "", map[string]any{"name": name}).expect(a.t, http.StatusCreated).json["playerId"].(string))
+			}
+			a.do("POST", "/v1/players/me/blocks/"+ids[0], me, nil).expect(a.t, http.StatusNoContent)
+			return a.doHeaders("POST", "/v1/players/me/blocks/"+ids[1], with(h, me), nil)
 		}},
 		{code: "link_code_invalid", run: func(a *testAPI, _ *faultyStore, h http.Header) response {
 			return a.doHeaders("POST", "/v1/players/link", h, map[string]any{"code": "ABCD2345"})

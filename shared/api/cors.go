@@ -16,7 +16,7 @@ import (
 // texts), the response headers a browser page may read, and how long a
 // preflight answer may be cached (MaxAge).
 var (
-	corsAllowMethods  = []string{"GET", "POST", "PATCH", "OPTIONS"}
+	corsAllowMethods  = []string{"GET", "POST", "PATCH", "DELETE", "OPTIONS"}
 	corsAllowHeaders  = []string{"Authorization", "Content-Type", "X-Api-Key", "Accept-Language"}
 	corsExposeHeaders = []string{"Location", "Content-Language", "Retry-After"}
 )

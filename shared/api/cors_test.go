@@ -63,7 +63,7 @@ func TestCORSPreflight(t *testing.T) {
 				}
 				return
 			}
-			if got := hd.Get("Access-Control-Allow-Methods"); got != "GET, POST, PATCH, OPTIONS" {
+			if got := hd.Get("Access-Control-Allow-Methods"); got != "GET, POST, PATCH, DELETE, OPTIONS" {
 				t.Errorf("Access-Control-Allow-Methods = %q", got)
 			}
 			if got := hd.Get("Access-Control-Allow-Headers"); got != "Authorization, Content-Type, X-Api-Key, Accept-Language" {

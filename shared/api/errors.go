@@ -67,6 +67,7 @@ func describe(err error, l Lang) described {
 		return described{Status: status, Code: code, Message: l.message(code)}
 	}
 	var (
+		rematch  *service.RematchExistsError
 		ae       *apiError
 		syntax   *syntaxError
 		input    *game.InputError
@@ -103,6 +104,10 @@ func describe(err error, l Lang) described {
 		out := d(http.StatusBadRequest, code)
 		out.Field, out.Message = input.Field, t.problems(input)
 		return out
+	case errors.As(err, &rematch):
+		out := d(http.StatusConflict, "rematch_exists")
+		out.Extra = map[string]any{"gameId": rematch.GameID}
+		return out
 	case errors.As(err, &rule):
 		out := d(ruleStatus(rule.Code), rule.Code.String())
 		out.Field = rule.Field
@@ -131,6 +136,18 @@ func describe(err error, l Lang) described {
 		return d(http.StatusUnauthorized, "player_required")
 	case errors.Is(err, service.ErrLinkCodeInvalid):
 		return d(http.StatusNotFound, "link_code_invalid")
+	case errors.Is(err, service.ErrInvalidToken):
+		return d(http.StatusUnauthorized, "invalid_token")
+	case errors.Is(err, service.ErrPlayerNotFound):
+		return d(http.StatusNotFound, "player_not_found")
+	case errors.Is(err, service.ErrSessionNotFound):
+		return d(http.StatusNotFound, "session_not_found")
+	case errors.Is(err, service.ErrRecoveryCodeInvalid):
+		return d(http.StatusNotFound, "recovery_code_invalid")
+	case errors.Is(err, service.ErrBlocked):
+		return d(http.StatusForbidden, "blocked")
+	case errors.Is(err, service.ErrTooManyBlocks):
+		return d(http.StatusConflict, "too_many_blocks")
 	case errors.Is(err, service.ErrNoPlayers):
 		return d(http.StatusServiceUnavailable, "unavailable")
 	case errors.Is(err, service.ErrForbidden):

@@ -38,12 +38,22 @@ type Games interface {
 	Position(in service.PositionInput) (service.PositionAnswer, error)
 	BestMove(ctx context.Context, in service.BestMoveInput) (service.BestMove, error)
 
-	CreatePlayer(ctx context.Context, name string) (service.NewPlayer, error)
+	CreatePlayer(ctx context.Context, in service.NewPlayerInput) (service.NewPlayer, error)
 	Me(ctx context.Context, c service.Caller) (service.Profile, error)
 	Rename(ctx context.Context, c service.Caller, name string) (service.Profile, error)
+	DeleteMe(ctx context.Context, c service.Caller) error
 	MyGames(ctx context.Context, c service.Caller, finished bool, limit int, cursor string) (service.GamePage, error)
 	NewLinkCode(ctx context.Context, c service.Caller) (service.LinkCode, error)
 	Link(ctx context.Context, code, client string) (service.NewPlayer, error)
+	Sessions(ctx context.Context, c service.Caller) ([]service.SessionInfo, error)
+	RevokeSession(ctx context.Context, c service.Caller, sessionID string) error
+	LabelCurrentSession(ctx context.Context, c service.Caller, label string) (service.SessionInfo, error)
+	NewRecoveryCode(ctx context.Context, c service.Caller) (string, error)
+	Recover(ctx context.Context, playerID, code string) (service.NewPlayer, error)
+	PublicProfileOf(ctx context.Context, playerID string) (service.PublicProfile, error)
+	Block(ctx context.Context, c service.Caller, playerID string) error
+	Unblock(ctx context.Context, c service.Caller, playerID string) error
+	Blocks(ctx context.Context, c service.Caller) ([]service.BlockInfo, error)
 	Lobby(ctx context.Context, room game.Room, limit int, cursor string, filter service.LobbyFilter) (service.LobbyPage, error)
 	QuickPair(ctx context.Context, in service.QuickInput) (service.QuickResult, error)
 	Notifying
@@ -110,9 +120,19 @@ func (h *handler) routes() []routeEntry {
 		{Route{"POST", "/v1/players"}, h.handleCreatePlayer},
 		{Route{"GET", "/v1/players/me"}, h.handleMe},
 		{Route{"PATCH", "/v1/players/me"}, h.handleRename},
+		{Route{"DELETE", "/v1/players/me"}, h.handleDeleteMe},
 		{Route{"GET", "/v1/players/me/games"}, h.handleMyGames},
 		{Route{"POST", "/v1/players/me/link-codes"}, h.handleNewLinkCode},
 		{Route{"POST", "/v1/players/link"}, h.handleLink},
+		{Route{"GET", "/v1/players/me/sessions"}, h.handleSessions},
+		{Route{"PATCH", "/v1/players/me/sessions/current"}, h.handleLabelSession},
+		{Route{"DELETE", "/v1/players/me/sessions/{id}"}, h.handleRevokeSession},
+		{Route{"POST", "/v1/players/me/recovery-code"}, h.handleNewRecoveryCode},
+		{Route{"POST", "/v1/players/recover"}, h.handleRecover},
+		{Route{"GET", "/v1/players/me/blocks"}, h.handleBlocks},
+		{Route{"POST", "/v1/players/me/blocks/{id}"}, h.handleBlock},
+		{Route{"DELETE", "/v1/players/me/blocks/{id}"}, h.handleUnblock},
+		{Route{"GET", "/v1/players/{id}"}, h.handlePublicProfile},
 		{Route{"GET", "/v1/lobby"}, h.handleLobby},
 		{Route{"POST", "/v1/lobby/quick"}, h.handleQuick},
 		{Route{"POST", "/v1/players/me/devices"}, h.handleRegisterDevice},
@@ -132,20 +152,28 @@ func NewHandler(deps Deps) http.Handler {
 		deps.LongPollMax = 20 * time.Second
 	}
 	h := &handler{deps: deps, mux: http.NewServeMux(), log: deps.Logger}
-	allowed := map[string][]string{} // path pattern -> methods
+	// One mux pattern per path, without a method, and the method chosen
+	// here: patterns with methods next to method-less ones for the 405s
+	// would overlap ("GET /v1/players/{id}" and "/v1/players/me": neither
+	// is more specific), which the mux refuses.
+	byPath := map[string][]routeEntry{}
+	var paths []string
 	for _, e := range h.routes() {
-		h.mux.HandleFunc(e.route.Method+" "+e.route.Path, h.wrap(e.serve))
-		allowed[e.route.Path] = append(allowed[e.route.Path], e.route.Method)
+		if byPath[e.route.Path] == nil {
+			paths = append(paths, e.route.Path)
+		}
+		byPath[e.route.Path] = append(byPath[e.route.Path], e)
 	}
-	// Other methods on a known path: 405 with Allow and the JSON error body.
-	for path, methods := range allowed {
+	for _, path := range paths {
+		entries := byPath[path]
+		methods := make([]string, len(entries))
+		for i, e := range entries {
+			methods[i] = e.route.Method
+		}
 		allow := strings.Join(methods, ", ")
-		h.mux.HandleFunc(path, h.wrap(func(w http.ResponseWriter, r *request) error {
-			w.Header().Set("Allow", allow)
-			return errMethodNotAllowed
-		}))
+		h.mux.Handle(path, h.dispatch(entries, allow))
 	}
-	h.mux.HandleFunc("/", h.wrap(func(w http.ResponseWriter, r *request) error {
+	h.mux.HandleFunc("/", h.wrap("", func(w http.ResponseWriter, r *request) error {
 		return errNotFoundRoute
 	}))
 	return withGzip(h)
@@ -153,13 +181,53 @@ func NewHandler(deps Deps) http.Handler {
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
 
+// dispatch serves one path: the route of the request's method (a HEAD
+// as its GET, as the mux's method patterns did), or 405 with Allow and
+// the JSON error body.
+func (h *handler) dispatch(entries []routeEntry, allow string) http.HandlerFunc {
+	notAllowed := h.wrap("", func(w http.ResponseWriter, r *request) error {
+		w.Header().Set("Allow", allow)
+		return errMethodNotAllowed
+	})
+	type served struct {
+		pattern string
+		serve   http.HandlerFunc
+	}
+	serve := make(map[string]served, len(entries))
+	for _, e := range entries {
+		pattern := e.route.Method + " " + e.route.Path
+		serve[e.route.Method] = served{pattern, h.wrap(pattern, e.serve)}
+	}
+	if get, ok := serve["GET"]; ok {
+		if _, ok := serve["HEAD"]; !ok {
+			serve["HEAD"] = get
+		}
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		if f, ok := serve[r.Method]; ok {
+			// The pattern with its method, as the mux's method patterns
+			// set it: the access log (obs.Middleware) reads it from the
+			// request after serving.
+			r.Pattern = f.pattern
+			f.serve(w, r)
+			return
+		}
+		notAllowed(w, r)
+	}
+}
+
 // wrap runs a route handler with the request's language, recovers panics
-// and turns returned errors into responses.
-func (h *handler) wrap(serve func(http.ResponseWriter, *request) error) http.HandlerFunc {
+// and turns returned errors into responses. route names it in the access
+// log ("" for the mux's own pattern).
+func (h *handler) wrap(route string, serve func(http.ResponseWriter, *request) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		// The access log line (obs.Middleware around the handler) names the
-		// route; the mux that knows it is this one.
-		obs.SetRoute(r.Context(), r.Pattern)
+		// route; the handler that knows it is this one.
+		name := route
+		if name == "" {
+			name = r.Pattern
+		}
+		obs.SetRoute(r.Context(), name)
 		req := &request{Request: r, lang: NegotiateLang(r.Header.Get("Accept-Language"))}
 		w.Header().Set("Content-Language", req.lang.String())
 		w.Header().Add("Vary", "Accept-Language")

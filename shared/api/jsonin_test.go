@@ -92,6 +92,8 @@ func linkDecoder(b []byte) error      { _, err := decodeLink(b); return err }
 func quickDecoder(b []byte) error     { _, err := decodeQuick(b); return err }
 func actionDecoder(b []byte) error    { _, err := decodeAction(b); return err }
 func presenceDecoder(b []byte) error  { _, err := decodePresence(b); return err }
+func recoverDecoder(b []byte) error   { _, _, err := decodeRecover(b); return err }
+func labelDecoder(b []byte) error     { _, err := decodeLabel(b); return err }
 
 // FuzzParseJSON: the strict reader never panics, accepts exactly the JSON
 // objects encoding/json accepts that have no repeated key (at any depth)
@@ -140,11 +142,12 @@ func checkNoDuplicates(t *testing.T, n *node) {
 func FuzzDecodeRequests(f *testing.F) {
 	for _, seed := range []string{`{"type":"move","payload":{"from":"e2","to":"e4"}}`, `{"options":{"undo":3}}`, `{"fen":"x","moves":["e2e4"]}`, `{"multiPv":3,"level":"max"}`,
 		`{"opponent":{"type":"human","invite":"private"},"options":{"room":"expert","waitingExpirySec":600}}`, `{"inviteCode":"H4KX7MZQ2P"}`,
-		`{"name":"지우"}`, `{"code":"K7M2-QX9P"}`, `{"room":"free","options":{"timeControl":"5+3"}}`} {
+		`{"name":"지우"}`, `{"code":"K7M2-QX9P"}`, `{"room":"free","options":{"timeControl":"5+3"}}`,
+		`{"playerId":"pl_x","recoveryCode":"K7M2-QX9P-H4KX-7MZQ-2PRT-8WNE"}`, `{"label":"iPhone"}`, `{"rematchOf":"g1","options":{}}`} {
 		f.Add([]byte(seed))
 	}
 	decoders := []func([]byte) error{positionsDecoder, bestMoveDecoder, createDecoder, joinDecoder, actionDecoder, presenceDecoder,
-		newPlayerDecoder, renameDecoder, linkDecoder, quickDecoder}
+		newPlayerDecoder, renameDecoder, linkDecoder, quickDecoder, recoverDecoder, labelDecoder}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for i, decode := range decoders {
 			if err := decode(body); err != nil {

@@ -29,11 +29,18 @@ func profileOf(p service.Profile, l Lang) profileJSON {
 		RatedGames: p.RatedGames, CreatedAt: p.CreatedAt.UnixMilli()}
 }
 
-// newPlayerJSON answers the routes that issue a player token.
+// newPlayerJSON answers the routes that issue a player token (a new
+// session): creation also shows the recovery code, once.
 type newPlayerJSON struct {
-	PlayerID string      `json:"playerId"`
-	Token    string      `json:"token"`
-	Player   profileJSON `json:"player"`
+	PlayerID     string      `json:"playerId"`
+	Token        string      `json:"token"`
+	SessionID    string      `json:"sessionId"`
+	RecoveryCode string      `json:"recoveryCode,omitempty"`
+	Player       profileJSON `json:"player"`
+}
+
+func newPlayerOf(np service.NewPlayer, l Lang) newPlayerJSON {
+	return newPlayerJSON{PlayerID: np.Player.PlayerID, Token: np.Token, SessionID: np.SessionID, RecoveryCode: np.RecoveryCode, Player: profileOf(np.Player, l)}
 }
 
 // playerCaller is the caller of a player route: a player token is
@@ -54,16 +61,16 @@ func (h *handler) handleCreatePlayer(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	name, err := decodeNewPlayer(body)
+	in, err := decodeNewPlayer(body)
 	if err != nil {
 		return err
 	}
-	np, err := h.deps.Games.CreatePlayer(r.Context(), name)
+	np, err := h.deps.Games.CreatePlayer(r.Context(), in)
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Location", "/v1/players/me")
-	writeJSON(w, http.StatusCreated, newPlayerJSON{PlayerID: np.Player.PlayerID, Token: np.Token, Player: profileOf(np.Player, r.lang)})
+	writeJSON(w, http.StatusCreated, newPlayerOf(np, r.lang))
 	return nil
 }
 
@@ -133,19 +140,29 @@ type opponentJSON struct {
 type summaryResultJSON struct {
 	Winner       *chess.Color       `json:"winner"`
 	Reason       game.Reason        `json:"reason"`
+	Summary      string             `json:"summary"`
 	RatingChange *game.RatingChange `json:"ratingChange,omitempty"`
 }
 
-// myGameJSON is one of the caller's games (SPEC §15).
+// myGameJSON is one of the caller's games (SPEC §16.2): what a list screen
+// draws without opening the game.
 type myGameJSON struct {
-	GameID    string             `json:"gameId"`
-	Phase     game.Phase         `json:"phase"`
-	Variant   game.Variant       `json:"variant"`
-	Room      game.Room          `json:"room"`
-	You       chess.Color        `json:"you"`
-	Opponent  *opponentJSON      `json:"opponent"`
-	Result    *summaryResultJSON `json:"result,omitempty"`
-	UpdatedAt int64              `json:"updatedAt"`
+	GameID         string             `json:"gameId"`
+	Phase          game.Phase         `json:"phase"`
+	MyColor        chess.Color        `json:"myColor"`
+	Opponent       *opponentJSON      `json:"opponent"`
+	IsMyTurn       bool               `json:"isMyTurn"`
+	FEN            string             `json:"fen"`
+	LastMove       *game.LastMove     `json:"lastMove"`
+	Deadline       *int64             `json:"deadline"`
+	DeadlineReason *string            `json:"deadlineReason"`
+	Clock          game.ClockView     `json:"clock"`
+	Room           game.Room          `json:"room"`
+	Rated          bool               `json:"rated"`
+	TimeControl    string             `json:"timeControl"`
+	Variant        game.Variant       `json:"variant"`
+	Result         *summaryResultJSON `json:"result,omitempty"`
+	UpdatedAt      int64              `json:"updatedAt"`
 }
 
 type myGamesJSON struct {
@@ -158,6 +175,18 @@ func nextCursor(next string) *string {
 		return nil
 	}
 	return &next
+}
+
+// seatName is a seat's name as a reader of language l sees it: an AI
+// seat's label, the deleted player's label, or the name.
+func seatName(name, ai string, l Lang) string {
+	switch {
+	case ai != "":
+		return l.AIName(ai)
+	case name == game.DeletedPlayerName:
+		return l.DeletedPlayerName()
+	}
+	return name
 }
 
 func (h *handler) handleMyGames(w http.ResponseWriter, r *request) error {
@@ -182,27 +211,29 @@ func (h *handler) handleMyGames(w http.ResponseWriter, r *request) error {
 		return err
 	}
 	out := myGamesJSON{Items: make([]myGameJSON, 0, len(page.Items)), NextCursor: nextCursor(page.Next)}
-	for _, sum := range page.Items {
-		you := chess.White
-		if seat := sum.Seats[chess.Black]; seat != nil && seat.Bound && seat.PlayerID == page.PlayerID {
-			you = chess.Black
+	for _, g := range page.Items {
+		st, v := g.State, g.View
+		item := myGameJSON{
+			GameID: st.GameID, Phase: st.Phase, MyColor: g.MyColor, IsMyTurn: g.IsMyTurn(),
+			FEN: v.FEN, LastMove: v.LastMove, Deadline: v.Deadline, DeadlineReason: v.DeadlineReason, Clock: v.Clock,
+			Room: st.Options.Room, Rated: g.Rated(), TimeControl: st.Options.TimeControl.String(), Variant: st.Options.Variant,
+			UpdatedAt: g.UpdatedAt.UnixMilli(),
 		}
-		item := myGameJSON{GameID: sum.GameID, Phase: sum.Phase, Variant: sum.Options.Variant, Room: sum.Options.Room,
-			You: you, UpdatedAt: sum.UpdatedAt}
-		if opp := sum.Seats[you.Other()]; opp != nil {
-			o := &opponentJSON{Name: opp.Name}
+		if opp := st.Seats[g.MyColor.Other()]; opp.PlayerID != "" {
+			o := &opponentJSON{Name: seatName(opp.Name, opp.AI, r.lang)}
 			if opp.Bound {
 				rating := opp.Rating
 				o.PlayerID, o.Rating = opp.PlayerID, &rating
 			}
 			if opp.AI != "" {
 				level := opp.AI
-				o.AI, o.Name = &level, r.lang.AIName(level)
+				o.AI = &level
 			}
 			item.Opponent = o
 		}
-		if res := sum.Result; res != nil {
-			item.Result = &summaryResultJSON{Winner: res.Winner, Reason: res.Reason, RatingChange: res.RatingChange}
+		if res := st.Result; res != nil {
+			item.Result = &summaryResultJSON{Winner: res.Winner, Reason: res.Reason, RatingChange: res.RatingChange,
+				Summary: r.lang.Summary(res.Winner, res.Reason, res.MoveCount)}
 		}
 		out.Items = append(out.Items, item)
 	}
@@ -262,7 +293,7 @@ func (h *handler) handleLink(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, newPlayerJSON{PlayerID: np.Player.PlayerID, Token: np.Token, Player: profileOf(np.Player, r.lang)})
+	writeJSON(w, http.StatusOK, newPlayerOf(np, r.lang))
 	return nil
 }
 
@@ -317,7 +348,7 @@ func (h *handler) handleLobby(w http.ResponseWriter, r *request) error {
 			if seat == nil {
 				continue
 			}
-			item.Host = hostJSON{Name: seat.Name}
+			item.Host = hostJSON{Name: seatName(seat.Name, seat.AI, r.lang)}
 			if seat.Bound {
 				rating, key := seat.Rating, game.RankKey(seat.Rating)
 				label := r.lang.RankLabel(key)

@@ -21,6 +21,15 @@ import (
 func decodeCreate(body []byte) (service.CreateInput, error) {
 	var in service.CreateInput
 	err := decodeBody(body, true, func(o *object) {
+		if o.has("rematchOf") {
+			// A rematch is the finished game again (its options and
+			// opponent, the colours swapped): nothing to choose.
+			for _, k := range []string{"options", "opponent"} {
+				if o.has(k) {
+					o.fail(&game.InputError{Field: k, Problem: game.ProblemConflict, Want: "rematchOf"})
+				}
+			}
+		}
 		in.Options = decodeOptions(o.obj("options"))
 		if opp := o.obj("opponent"); opp != nil {
 			typ := opp.str("type")
@@ -152,46 +161,6 @@ func decodeJoin(body []byte) (service.JoinInput, error) {
 		}
 	})
 	return in, err
-}
-
-// decodeNewPlayer reads POST /v1/players: {name?} (an empty body too).
-func decodeNewPlayer(body []byte) (string, error) {
-	var name string
-	err := decodeBody(body, true, func(o *object) {
-		if n := o.str("name"); n != nil {
-			name = *n
-		}
-	})
-	return name, err
-}
-
-// decodeRename reads PATCH /v1/players/me: {name}.
-func decodeRename(body []byte) (string, error) {
-	var name string
-	err := decodeBody(body, false, func(o *object) {
-		n := o.str("name")
-		o.require("name", n != nil)
-		if n != nil {
-			name = *n
-		}
-	})
-	return name, err
-}
-
-// decodeLink reads POST /v1/players/link: {code}.
-func decodeLink(body []byte) (string, error) {
-	var code string
-	err := decodeBody(body, false, func(o *object) {
-		c := o.str("code")
-		o.require("code", c != nil)
-		if c != nil {
-			if len(*c) > 64 {
-				o.fail(game.FieldLength("code", 64))
-			}
-			code = *c
-		}
-	})
-	return code, err
 }
 
 // parseRoom reads a room name.

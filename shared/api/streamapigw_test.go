@@ -439,7 +439,7 @@ func (r *racingConns) Subscribe(ctx context.Context, s push.Subscription, max in
 func TestGatewayPlayerTokenConnection(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	p, err := f.svc.CreatePlayer(ctx, "지우")
+	p, err := f.svc.CreatePlayer(ctx, service.NewPlayerInput{Name: &[]string{"지우"}[0]})
 	if err != nil {
 		t.Fatal(err)
 	}

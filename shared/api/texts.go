@@ -90,6 +90,8 @@ type texts struct {
 	// notification words a notification: its title and body
 	// (notifications.go).
 	notification func(n service.Notification, t *texts) (title, body string)
+	// deletedPlayer is the label of a deleted player's seats.
+	deletedPlayer string
 }
 
 func catalogue(l Lang) *texts {
@@ -116,6 +118,10 @@ func (l Lang) Summary(winner *chess.Color, reason game.Reason, moveCount int) st
 
 // AIName is an AI seat's display name in language l: "AI (쉬움)", "AI (easy)".
 func (l Lang) AIName(level string) string { return catalogue(l).aiName(level) }
+
+// DeletedPlayerName is the label of a deleted player's seats in language
+// l: "탈퇴한 사용자", "Deleted player".
+func (l Lang) DeletedPlayerName() string { return catalogue(l).deletedPlayer }
 
 // RankLabel is a rank key's label (seeds/003): "kyu10" is "10급" or
 // "10 kyu", "dan2" "2단" or "2 dan".
@@ -144,13 +150,18 @@ var korean = texts{
 		"invalid_path":    "요청 주소를 읽을 수 없어요",
 		// 401 / 403 / 404 / 405 / 409 / 413 / 429
 		"unauthorized":           "좌석 토큰이 필요해요 (Authorization: Bearer <token>)",
-		"invalid_token":          "토큰 형식이 올바르지 않아요 (Authorization: Bearer <token>)",
+		"invalid_token":          "토큰이 올바르지 않거나 더 이상 쓸 수 없어요 (Authorization: Bearer <token>)",
 		"invalid_api_key":        "API 키가 없거나 올바르지 않아요",
 		"forbidden":              "이 대국의 좌석 토큰이 아니에요",
 		"player_required":        "플레이어 토큰이 필요해요 (POST /v1/players로 만들 수 있어요)",
 		"invite_required":        "초대 코드가 있어야 들어갈 수 있는 대국이에요",
 		"rating_out_of_range":    "레이팅이 이 방의 입장 조건에 맞지 않아요",
 		"link_code_invalid":      "연결 코드가 없거나 이미 쓰였거나 만료됐어요",
+		"recovery_code_invalid":  "복구 코드가 맞지 않아요",
+		"player_not_found":       "플레이어를 찾을 수 없어요",
+		"session_not_found":      "세션을 찾을 수 없어요",
+		"blocked":                "차단한 사이거나 차단된 사이라서 함께 둘 수 없어요",
+		"too_many_blocks":        "더 차단할 수 없어요 (최대 500명)",
 		"game_not_found":         "대국을 찾을 수 없어요",
 		"not_found":              "없는 주소예요",
 		"method_not_allowed":     "이 주소에서 쓸 수 없는 메서드예요",
@@ -246,13 +257,14 @@ var korean = texts{
 		game.ReasonTimeoutVsInsufficient: "시간 초과, 상대 기물 부족",
 		game.ReasonAborted:               "대국 취소",
 		game.ReasonExpired:               "대기 시간 만료",
+		game.ReasonCancelled:             "탈퇴로 취소",
 	},
 	summary: func(winner *chess.Color, reason string, moveCount int) string {
 		n := strconv.Itoa(moveCount) + "수"
 		switch {
-		case winner == nil && (reason == "대국 취소" || reason == "대기 시간 만료"):
-			if reason == "대기 시간 만료" {
-				return "대국 취소 (대기 시간 만료, " + n + ")"
+		case winner == nil && (reason == "대국 취소" || reason == "대기 시간 만료" || reason == "탈퇴로 취소"):
+			if reason != "대국 취소" {
+				return "대국 취소 (" + strings.TrimSuffix(reason, "로 취소") + ", " + n + ")"
 			}
 			return "대국 취소 (" + n + ")"
 		case winner == nil:
@@ -266,7 +278,8 @@ var korean = texts{
 		names := map[string]string{"easy": "쉬움", "normal": "보통", "hard": "어려움", "max": "최강"}
 		return "AI (" + names[level] + ")"
 	},
-	notification: notificationsKo,
+	notification:  notificationsKo,
+	deletedPlayer: "탈퇴한 사용자",
 }
 
 var kindKo = map[string]string{"string": "문자열", "integer": "정수", "boolean": "true/false", "object": "객체", "array": "배열", "number": "숫자"}
@@ -298,6 +311,8 @@ var notAllowedKo = map[string]string{
 	"ratedRoom":          "레이팅 방에서는 AI와 둘 수 없어요",
 	"inviteForAI":        "AI 상대에는 초대를 쓸 수 없어요",
 	"roomOutsideOptions": "방은 options 밖의 room 항목으로 정해요",
+	"reservedName":       "시스템이 쓰는 이름이라 쓸 수 없어요",
+	"blockSelf":          "자기 자신은 차단할 수 없어요",
 	"ratedRoomRules":     "레이팅 방은 여울 규칙(rules: yeoul)으로만 둬요",
 	"correspondenceRoom": "며칠씩 두는 대국(days)은 자유 대국실에서만 둘 수 있어요",
 	"yeoulNoDrawOffer":   "여울 규칙에는 무승부 제안이 없어요",
@@ -331,13 +346,18 @@ var english = texts{
 		"invalid_body":           "The request body cannot be read",
 		"invalid_path":           "The request path cannot be read",
 		"unauthorized":           "A seat token is required (Authorization: Bearer <token>)",
-		"invalid_token":          "The token is malformed (Authorization: Bearer <token>)",
+		"invalid_token":          "The token is malformed, revoked or unknown (Authorization: Bearer <token>)",
 		"invalid_api_key":        "The API key is missing or invalid",
 		"forbidden":              "This token is not a seat of this game",
 		"player_required":        "A player token is required (create one with POST /v1/players)",
 		"invite_required":        "This game can only be joined with its invite code",
 		"rating_out_of_range":    "Your rating is outside this room's range",
 		"link_code_invalid":      "The link code is unknown, already used or expired",
+		"recovery_code_invalid":  "The recovery code is wrong",
+		"player_not_found":       "Player not found",
+		"session_not_found":      "Session not found",
+		"blocked":                "One of you has blocked the other, so you cannot play together",
+		"too_many_blocks":        "You cannot block more players (500 at most)",
 		"game_not_found":         "Game not found",
 		"not_found":              "No such route",
 		"method_not_allowed":     "Method not allowed on this route",
@@ -431,6 +451,7 @@ var english = texts{
 		game.ReasonTimeoutVsInsufficient: "time, opponent cannot mate",
 		game.ReasonAborted:               "aborted",
 		game.ReasonExpired:               "expired",
+		game.ReasonCancelled:             "cancelled",
 	},
 	summary: func(winner *chess.Color, reason string, moveCount int) string {
 		n := strconv.Itoa(moveCount) + " moves"
@@ -442,6 +463,8 @@ var english = texts{
 			return "Game aborted (" + n + ")"
 		case winner == nil && reason == "expired":
 			return "Game aborted (nobody joined in time, " + n + ")"
+		case winner == nil && reason == "cancelled":
+			return "Game cancelled (the player left, " + n + ")"
 		case winner == nil:
 			return "Draw (" + reason + ", " + n + ")"
 		case *winner == chess.White:
@@ -449,8 +472,9 @@ var english = texts{
 		}
 		return "Black won (" + reason + ", " + n + ")"
 	},
-	aiName:       func(level string) string { return "AI (" + level + ")" },
-	notification: notificationsEn,
+	aiName:        func(level string) string { return "AI (" + level + ")" },
+	notification:  notificationsEn,
+	deletedPlayer: game.DeletedPlayerName,
 }
 
 func article(kind string) string {
@@ -488,6 +512,8 @@ var notAllowedEn = map[string]string{
 	"ratedRoom":          "rated rooms are for two players, not the AI",
 	"inviteForAI":        "an AI opponent takes no invite",
 	"roomOutsideOptions": "the room is given by the top-level room field",
+	"reservedName":       "this name is reserved for the system",
+	"blockSelf":          "you cannot block yourself",
 	"ratedRoomRules":     "rated rooms play the yeoul rules (rules: yeoul) only",
 	"correspondenceRoom": "correspondence games (days) are for the free room only",
 	"yeoulNoDrawOffer":   "the yeoul rules have no draw offers",

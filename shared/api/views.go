@@ -16,9 +16,14 @@ func localize(v *game.View, l Lang) *game.View {
 	}
 	out := *v
 	for c, p := range v.Players {
-		if p != nil && p.AI != nil {
+		switch {
+		case p != nil && p.AI != nil:
 			named := *p
 			named.Name = l.AIName(*p.AI)
+			out.Players[c] = &named
+		case p != nil && p.Name == game.DeletedPlayerName:
+			named := *p
+			named.Name = l.DeletedPlayerName()
 			out.Players[c] = &named
 		}
 	}

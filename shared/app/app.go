@@ -176,6 +176,8 @@ func New(cfg Config) (*App, error) {
 			opts.Logger = log
 		}
 		a.Stream = api.NewStream(svc, opts)
+		// A revoked session's (or a deleted player's) connections close.
+		svc.OnSessionsEnded(a.Stream.CloseSessions)
 		mux := http.NewServeMux()
 		mux.Handle("GET /v1/stream", a.Stream)
 		mux.Handle("/", a.Handler)

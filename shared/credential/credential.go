@@ -18,13 +18,23 @@
 //	API key       ak_ + 16 base32 + _ + 52 base32    80 id + 256   masked by prefix
 //	link code     8 of 23456789ABCDEFGHJKMNPQRSTUVWXYZ  ≈ 39         masked by name only
 //	invite code   10 of the same alphabet             ≈ 49         masked by name only
+//	recovery code 24 of the same, XXXX-XXXX-… (29)    ≈ 118        masked by name only
+//	session id    se_ + 22 base64url                  128          not a secret
 //
-// Link and invite codes are credentials too (a link code gives a new token
-// for its player for 10 minutes; an invite code lets its holder into a
-// private game), but they have no prefix: eight or ten capitals and digits
+// Link, invite and recovery codes are credentials too (a link code gives a
+// new token for its player for 10 minutes; an invite code lets its holder
+// into a private game; a recovery code gives a new session of its player
+// until it is re-issued), but they have no prefix: capitals and digits
 // cannot be told apart from words and ids in free text, so the logger masks
-// them by the attribute names they travel under (linkCode, inviteCode),
-// and the API never logs the bodies that carry them.
+// them by the attribute names they travel under (linkCode, inviteCode,
+// recoveryCode), and the API never logs the bodies that carry them. A
+// character of these codes is a random byte modulo 31, so the first 8
+// characters come up with probability 9/256 and the others 8/256: 4.95
+// bits a character (Shannon), 4.83 for the likeliest guess, so the least
+// a recovery code takes to guess is 2^115.9 tries.
+//
+// A session id names one player token to its owner (the session routes);
+// it grants nothing and is never masked.
 //
 // Every kind is stored only as its Hash (hex SHA-256 of the whole text): a
 // secret of this much randomness cannot be searched for, so a slow
@@ -60,6 +70,13 @@ func (k Kind) Prefix() string {
 	return ""
 }
 
+// Secret reports whether credentials of the kind are secrets (every kind
+// but the session id): loggers mask them.
+func (k Kind) Secret() bool {
+	f := k.format()
+	return f != nil && !f.public
+}
+
 // Len is the length of a credential of the kind, prefix included.
 func (k Kind) Len() int {
 	f := k.format()
@@ -69,6 +86,9 @@ func (k Kind) Len() int {
 	n := len(f.prefix) + len(f.parts) - 1 // the separators between parts
 	for _, p := range f.parts {
 		n += p.len()
+	}
+	if f.group > 0 {
+		n += (f.parts[0].len() - 1) / f.group // the separators between groups
 	}
 	return n
 }
@@ -106,10 +126,45 @@ func (k Kind) Mint(random io.Reader) (string, error) {
 		if i > 0 {
 			b.WriteByte(partSeparator)
 		}
-		b.WriteString(p.enc.encode(buf[:p.bytes]))
+		b.WriteString(f.grouped(p.enc.encode(buf[:p.bytes])))
 		buf = buf[p.bytes:]
 	}
 	return b.String(), nil
+}
+
+// grouped writes a part of the kind in its groups (the part itself for a
+// kind without groups).
+func (f *format) grouped(part string) string {
+	if f.group <= 0 {
+		return part
+	}
+	var b strings.Builder
+	for i := 0; i < len(part); i += f.group {
+		if i > 0 {
+			b.WriteByte(groupSeparator)
+		}
+		b.WriteString(part[i:min(i+f.group, len(part))])
+	}
+	return b.String()
+}
+
+// ungrouped reads a grouped part back: the separators must stand exactly
+// where grouped puts them.
+func (f *format) ungrouped(text string) (string, bool) {
+	if f.group <= 0 {
+		return text, true
+	}
+	var b strings.Builder
+	for i := 0; i < len(text); i++ {
+		if (i+1)%(f.group+1) == 0 {
+			if text[i] != groupSeparator {
+				return "", false
+			}
+			continue
+		}
+		b.WriteByte(text[i])
+	}
+	return b.String(), true
 }
 
 // WellFormed reports whether s has the exact form of an issued credential
@@ -127,7 +182,10 @@ func (k Kind) Split(s string) (parts []string, ok bool) {
 	if f == nil || len(s) != k.Len() || !strings.HasPrefix(s, f.prefix) {
 		return nil, false
 	}
-	rest := s[len(f.prefix):]
+	rest, ok := f.ungrouped(s[len(f.prefix):])
+	if !ok {
+		return nil, false
+	}
 	parts = make([]string, len(f.parts))
 	for i, p := range f.parts {
 		if i > 0 {
@@ -153,7 +211,8 @@ func (k Kind) PartWellFormed(i int, s string) bool {
 }
 
 // Normalize reads a code of the kind as people type it: any case, with
-// spaces and dashes anywhere ("abcd-2345" for "ABCD2345"); ok is false if
+// spaces and dashes anywhere ("abcd-2345" for "ABCD2345"), and returns it
+// as issued (a grouped kind's dashes where Mint puts them); ok is false if
 // what remains is not well formed. Kinds with a prefix are machine-read
 // and not normalized: their text must be exact.
 func (k Kind) Normalize(typed string) (code string, ok bool) {
@@ -176,7 +235,7 @@ func (k Kind) Normalize(typed string) (code string, ok bool) {
 			return "", false
 		}
 	}
-	code = b.String()
+	code = f.grouped(b.String())
 	return code, k.WellFormed(code)
 }
 

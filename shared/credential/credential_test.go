@@ -60,6 +60,11 @@ func TestIssuedFormsAreUnchanged(t *testing.T) {
 		{APIKey, "API key", "ak_", 72, "ak_" + b32.EncodeToString(seq(0, 10)) + "_" + b32.EncodeToString(seq(10, 32))},
 		{LinkCode, "link code", "", 8, codeOf(seq(0, 8))},
 		{InviteCode, "invite code", "", 10, codeOf(seq(0, 10))},
+		{RecoveryCode, "recovery code", "", 29, func() string {
+			c := codeOf(seq(0, 24))
+			return c[0:4] + "-" + c[4:8] + "-" + c[8:12] + "-" + c[12:16] + "-" + c[16:20] + "-" + c[20:24]
+		}()},
+		{SessionID, "session id", "se_", 25, "se_" + base64.RawURLEncoding.EncodeToString(seq(0, 16))},
 	}
 	if len(tests) != len(Kinds()) {
 		t.Fatalf("%d kinds in the table, %d here: a kind without a test", len(Kinds()), len(tests))
@@ -274,6 +279,12 @@ func TestRedactMasksEveryKindInEverySpelling(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if k.format().public {
+			if k.format().inFreeText || len(k.format().logNames) > 0 {
+				t.Errorf("%v is no secret but is masked", k)
+			}
+			continue
+		}
 		if !k.format().inFreeText {
 			if !strings.Contains(strings.Join(LogNames(), ","), k.format().logNames[0]) {
 				t.Errorf("%v is masked neither in free text nor by name", k)
@@ -367,5 +378,48 @@ func BenchmarkRedact(b *testing.B) {
 				_ = Redact(bc.s)
 			}
 		})
+	}
+}
+
+func TestRecoveryCodeAndSessionID(t *testing.T) {
+	code, err := RecoveryCode.Mint(&counting{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const alphabet = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
+	var plain []byte
+	for i := range 24 {
+		plain = append(plain, alphabet[i%31])
+	}
+	want := string(plain[0:4]) + "-" + string(plain[4:8]) + "-" + string(plain[8:12]) + "-" + string(plain[12:16]) + "-" + string(plain[16:20]) + "-" + string(plain[20:24])
+	if code != want || RecoveryCode.Len() != 29 || !RecoveryCode.WellFormed(code) {
+		t.Fatalf("RecoveryCode.Mint = %q (Len %d); want %q, 29", code, RecoveryCode.Len(), want)
+	}
+	if k, ok := KindOf(code); !ok || k != RecoveryCode {
+		t.Errorf("KindOf(%q) = %v, %v", code, k, ok)
+	}
+	for _, typed := range []string{strings.ToLower(code), strings.ReplaceAll(code, "-", ""), strings.ReplaceAll(code, "-", " "), " " + strings.ReplaceAll(code, "-", "--") + " "} {
+		if got, ok := RecoveryCode.Normalize(typed); !ok || got != code {
+			t.Errorf("RecoveryCode.Normalize(%q) = %q, %v; want %q", typed, got, ok, code)
+		}
+	}
+	for _, bad := range []string{code[:28], code + "2", strings.ReplaceAll(code, "-", ""), code[:4] + code[5:9] + "-" + "-" + code[10:], strings.Replace(code, "2", "0", 1), "st_" + code} {
+		if RecoveryCode.WellFormed(bad) {
+			t.Errorf("RecoveryCode.WellFormed(%q) = true", bad)
+		}
+	}
+	if _, ok := RecoveryCode.Normalize(code[:28]); ok {
+		t.Error("a code one character short normalized")
+	}
+
+	id, err := SessionID.Mint(&counting{})
+	if err != nil || id != "se_"+base64.RawURLEncoding.EncodeToString(seq(0, 16)) || SessionID.Len() != 25 || !SessionID.WellFormed(id) {
+		t.Fatalf("SessionID.Mint = %q, %v", id, err)
+	}
+	if Redact("session "+id) != "session "+id {
+		t.Error("a session id was masked; it is not a secret")
+	}
+	if !strings.Contains(strings.Join(LogNames(), ","), "recoveryCode") {
+		t.Error("recovery codes are not masked by name")
 	}
 }

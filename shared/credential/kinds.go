@@ -23,9 +23,18 @@ const (
 	// InviteCode lets its holder join a private game (SPEC §15).
 	InviteCode
 
-	// Issue 23 adds recovery codes (a secret shown once: a kind with its
-	// own prefix, masked by prefix) and session ids (not secrets: listed
-	// to their owner, so a kind with a form to check but no masking).
+	// RecoveryCode gives its holder a new session of its player (SPEC
+	// §16.2: shown once at creation, re-issuable, the old one then stops
+	// working). People write it down and type it on another phone, so it
+	// is a code of the unambiguous alphabet, grouped by four with dashes,
+	// read back through Normalize; like the link and invite codes it has
+	// no prefix and is masked by the names it travels under.
+	RecoveryCode
+	// SessionID names one session of a player (one player token) in the
+	// session routes. It is no secret (its owner lists it; it grants
+	// nothing without the player's token), so it has a form to check but
+	// is never masked.
+	SessionID
 )
 
 // format is one kind's row of the table.
@@ -40,6 +49,13 @@ type format struct {
 	inFreeText bool
 	// logNames are the attribute names its values travel under.
 	logNames []string
+	// public marks a kind that is no secret (a session id): it is never
+	// masked.
+	public bool
+	// group, when set, writes the kind's one part in groups of that many
+	// characters joined by groupSeparator ("ABCD-EFGH-…"): a code people
+	// copy by hand.
+	group int
 }
 
 // kinds is the table, indexed by Kind (0 is no kind).
@@ -69,7 +85,21 @@ var kinds = [...]format{
 		parts:    []part{{enc: unambiguous, bytes: 10}},
 		logNames: []string{"inviteCode"},
 	},
+	RecoveryCode: {
+		name:     "recovery code",
+		parts:    []part{{enc: unambiguous, bytes: 24}},
+		logNames: []string{"recoveryCode"},
+		group:    4,
+	},
+	SessionID: {
+		name: "session id", prefix: "se_",
+		parts:  []part{{enc: base64URL, bytes: 16}},
+		public: true,
+	},
 }
+
+// groupSeparator joins the groups of a grouped kind.
+const groupSeparator = '-'
 
 // partSeparator joins a kind's parts.
 const partSeparator = '_'

@@ -20,7 +20,9 @@
 //	                                ready),
 //	                                Join, Presence, Timeout (the clock), LinkRematch,
 //	                                AIForfeit, and Rated (any of them, rating the
-//	                                game if it ends it: Rate, EndsRatedGame)
+//	                                game if it ends it: Rate, EndsRatedGame); the
+//	                                accounts' PlayerDeleted and SettleRating
+//	                                (RateOne; accounts.go)
 //	Deadline                        when the clock next needs a Timeout
 //	TimeRunningOut                  when the turn's timeRunningOut reminders are due
 //	ViewOf, PGN, LegalMoves         what a seat or a spectator sees (State.ClocksAfterMoves:

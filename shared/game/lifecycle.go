@@ -227,8 +227,8 @@ func (s *State) ready(by chess.Color, now time.Time) (*State, []Event, error) {
 
 // join seats p in the free seat of a waiting game and starts it: j.Player,
 // admitted by the invite (a private game's code, a reserved seat's player
-// or old token) and the room's gate. A game with both seats taken is
-// CodeGameFull, one that ended without its opponent CodeGameNotWaiting;
+// or old token) and the room's gate. A game in play is CodeGameFull, one
+// that has ended (however: aborted, expired, over) CodeGameNotWaiting;
 // the host joining their own game is CodeAlreadySeated.
 func (s *State) join(j Join, now time.Time) (*State, []Event, error) {
 	p := j.Player
@@ -238,11 +238,11 @@ func (s *State) join(j Join, now time.Time) (*State, []Event, error) {
 	if _, seated := s.SeatOf(p.ID); seated {
 		return nil, nil, ruleError(CodeAlreadySeated)
 	}
+	if s.Phase == PhaseFinished {
+		return nil, nil, ruleError(CodeGameNotWaiting) // aborted, expired, cancelled or over
+	}
 	if s.Phase != PhaseWaiting {
-		if s.Seats[chess.White].taken() && s.Seats[chess.Black].taken() {
-			return nil, nil, ruleError(CodeGameFull)
-		}
-		return nil, nil, ruleError(CodeGameNotWaiting)
+		return nil, nil, ruleError(CodeGameFull)
 	}
 	switch inv := s.Invite; inv.Mode {
 	case InvitePrivate:

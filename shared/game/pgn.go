@@ -126,6 +126,7 @@ var pgnTermination = map[Reason]string{
 	ReasonTimeLoss:              "time forfeit",
 	ReasonTimeoutVsInsufficient: "time forfeit",
 	ReasonAborted:               "abandoned",
+	ReasonCancelled:             "abandoned",
 	ReasonExpired:               "abandoned",
 }
 

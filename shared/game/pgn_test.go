@@ -212,7 +212,7 @@ func TestPGNTimeControlAndTermination(t *testing.T) {
 		ReasonCheckmate: "normal", ReasonResign: "normal", ReasonStalemate: "normal", ReasonInsufficientMaterial: "normal",
 		ReasonThreefold: "normal", ReasonFivefold: "normal", ReasonFiftyMove: "normal", ReasonSeventyFiveMove: "normal",
 		ReasonDrawAgreed: "normal", ReasonTimeLoss: "time forfeit", ReasonTimeoutVsInsufficient: "time forfeit",
-		ReasonAborted: "abandoned", ReasonExpired: "abandoned",
+		ReasonAborted: "abandoned", ReasonExpired: "abandoned", ReasonCancelled: "abandoned",
 	}
 	for reason := range reasons {
 		got, ok := pgnTermination[reason]

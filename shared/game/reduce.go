@@ -103,6 +103,8 @@ func Reduce(s *State, step Step, now time.Time) (*State, []Event, error) {
 		next, stepEv, err = cur.linkRematch(st.Next)
 	case AIForfeit:
 		next, stepEv, err = cur.aiForfeit(now)
+	case systemStep: // accounts.go
+		next, stepEv, err = st.apply(cur, now)
 	default:
 		return nil, nil, fmt.Errorf("game: reduce: unknown step %T", step)
 	}

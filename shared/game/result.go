@@ -32,7 +32,7 @@ func (s *State) makeResult(winner *chess.Color, reason Reason, t int64) *Result 
 		EndedAt:   t,
 	}
 	switch {
-	case reason == ReasonAborted || reason == ReasonExpired:
+	case reason == ReasonAborted || reason == ReasonExpired || reason == ReasonCancelled:
 	case winner != nil:
 		w := *winner
 		r.Winner = &w
@@ -54,13 +54,13 @@ var reasons = map[Reason]bool{
 	ReasonCheckmate: true, ReasonResign: true, ReasonTimeLoss: true, ReasonStalemate: true,
 	ReasonInsufficientMaterial: true, ReasonThreefold: true, ReasonFivefold: true, ReasonFiftyMove: true,
 	ReasonSeventyFiveMove: true, ReasonDrawAgreed: true, ReasonTimeoutVsInsufficient: true,
-	ReasonAborted: true, ReasonExpired: true,
+	ReasonAborted: true, ReasonExpired: true, ReasonCancelled: true,
 }
 
 // pgnResult is the PGN result token of a state.
 func (s *State) pgnResult() string {
 	switch {
-	case s.Result == nil || s.Result.Reason == ReasonAborted || s.Result.Reason == ReasonExpired:
+	case s.Result == nil || s.Result.Reason == ReasonAborted || s.Result.Reason == ReasonExpired || s.Result.Reason == ReasonCancelled:
 		return "*"
 	case s.Result.Winner == nil:
 		return "1/2-1/2"

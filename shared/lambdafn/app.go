@@ -2,6 +2,7 @@ package lambdafn
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -52,6 +53,10 @@ type Deps struct {
 	// NewPoster returns the sender to the connections of a WebSocket API
 	// stage (its https URL); stream and fanout only.
 	NewPoster func(endpoint string) (push.Poster, error)
+	// SessionsEnded removes what hangs off a session that ended (the
+	// stream's connections made with its token); the HTTP functions,
+	// whose routes revoke sessions and delete players.
+	SessionsEnded service.SessionsEnded
 }
 
 // App is one function, wired: the service, and for the HTTP functions the
@@ -111,6 +116,9 @@ func NewApp(cfg Config, deps Deps) (*App, error) {
 	wired, err := app.New(ac)
 	if err != nil {
 		return nil, fmt.Errorf("lambdafn: %s function: %w", cfg.Function, err)
+	}
+	if deps.SessionsEnded != nil {
+		wired.Service.OnSessionsEnded(deps.SessionsEnded)
 	}
 	a := &App{fn: cfg.Function, spec: sp, log: deps.Logger, metrics: deps.Metrics, app: wired, service: wired.Service,
 		connections: deps.Connections, newPoster: deps.NewPoster, streamEndpoint: cfg.StreamEndpoint}
@@ -248,7 +256,29 @@ func awsAdapters(awsCfg aws.Config, cfg Config) (Deps, error) {
 		deps.Connections = StreamConnections(data)
 		deps.NewPoster = func(endpoint string) (push.Poster, error) { return apigwpost.New(awsCfg, endpoint) }
 	}
+	if sp.handler.servesHTTP() {
+		deps.SessionsEnded = DropSessionConnections(data)
+	}
 	return deps, nil
+}
+
+// DropSessionConnections is the HTTP functions' SessionsEnded: the
+// stream's connection records made with an ended session's token are
+// deleted (with their subscriptions), so the fan-out posts nothing more
+// to them and their next message is refused (no connection: 410). The
+// sockets themselves stay open until the client or API Gateway closes
+// them (idle 10 minutes, 2 hours at most): this function holds no
+// permission on the @connections API.
+func DropSessionConnections(d *dynamostore.Data) service.SessionsEnded {
+	return func(ctx context.Context, ended []service.Session) error {
+		var errs []error
+		for _, s := range ended {
+			if _, err := d.DropTokenConnections(ctx, s.TokenHash); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		return errors.Join(errs...)
+	}
 }
 
 // StartupFailure is the one JSON log line a main writes when start-up

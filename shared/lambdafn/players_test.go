@@ -18,7 +18,7 @@ import (
 // function: the sample player holds deploy.SamplePlayerToken; the sample
 // link code and invite code are the ones in the files.
 const (
-	samplePlayerID   = "pl_SamplePlayerOfEvents01"
+	samplePlayerID   = deploy.SamplePlayerID
 	sampleLinkCode   = "K7M2QX9P"
 	sampleInviteCode = "H4KX7MZQ2P"
 )
@@ -27,7 +27,8 @@ const (
 func seedSamplePlayer(t *testing.T, f *fixture) {
 	t.Helper()
 	p := service.PlayerRecord{ID: samplePlayerID, Name: "지우", Rating: game.InitialRating, CreatedAt: eventsStart, Version: 1}
-	if err := f.store.CreatePlayer(context.Background(), p, service.HashToken(deploy.SamplePlayerToken)); err != nil {
+	first := service.Session{ID: "se_SampleSessionOfEvents1", PlayerID: samplePlayerID, TokenHash: service.HashToken(deploy.SamplePlayerToken), CreatedAt: eventsStart, LastUsedAt: eventsStart}
+	if err := f.store.CreatePlayer(context.Background(), p, first); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -127,5 +128,94 @@ func TestPlayerEvents(t *testing.T) {
 	storeState(t, f.store, st)
 	if status, r := sendPlayerEvent(t, f, "move/join-with-invite.json"); status != 200 || r.ErrorFields != nil {
 		t.Errorf("join-with-invite: %d %+v; want 200", status, r)
+	}
+}
+
+// TestAccountEvents replays the account events (SPEC §16.2) through the
+// move function: sessions, the recovery code, blocks, the public profile
+// and, last, the deletion.
+func TestAccountEvents(t *testing.T) {
+	f := newFixture(t, "")
+	seedSamplePlayer(t, f)
+	ctx := context.Background()
+	second := service.Session{ID: deploy.SampleSecondSessionID, PlayerID: samplePlayerID, TokenHash: service.HashToken("pt_second"), CreatedAt: eventsStart.Add(time.Minute)}
+	if err := f.store.AddSession(ctx, second); err != nil {
+		t.Fatal(err)
+	}
+	opponent := service.PlayerRecord{ID: deploy.SampleOpponentID, Name: "Ben", Rating: game.InitialRating, CreatedAt: eventsStart, Version: 1}
+	if err := f.store.CreatePlayer(ctx, opponent, service.Session{ID: "se_OpponentSessionOfEvnt", PlayerID: opponent.ID, TokenHash: service.HashToken("pt_opponent")}); err != nil {
+		t.Fatal(err)
+	}
+	raw := func(name string) (int, map[string]any) {
+		t.Helper()
+		req := httpRequest(t, sent(loadEvents(t), name))
+		resp, err := f.move.HandleHTTP(ctx, req)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		checkContract(t, req, resp)
+		var body map[string]any
+		if resp.Body != "" {
+			if err := json.Unmarshal([]byte(resp.Body), &body); err != nil {
+				t.Fatalf("%s: %q: %v", name, resp.Body, err)
+			}
+		}
+		return resp.StatusCode, body
+	}
+	if status, b := raw("move/player-sessions.json"); status != 200 || len(b["sessions"].([]any)) != 2 {
+		t.Errorf("player-sessions: %d %v; want the two sessions", status, b)
+	}
+	if status, b := raw("move/player-session-label.json"); status != 200 || b["label"] != "iPhone" || b["current"] != true {
+		t.Errorf("player-session-label: %d %v", status, b)
+	}
+	if status, b := raw("move/player-session-revoke.json"); status != http.StatusNoContent {
+		t.Errorf("player-session-revoke: %d %v; want 204", status, b)
+	}
+	if status, b := raw("move/player-session-revoke.json"); status != http.StatusNotFound || b["error"].(map[string]any)["code"] != "session_not_found" {
+		t.Errorf("player-session-revoke again: %d %v; want 404 session_not_found", status, b)
+	}
+	if status, b := raw("move/player-recovery-code.json"); status != http.StatusCreated || b["recoveryCode"] == "" {
+		t.Errorf("player-recovery-code: %d %v", status, b)
+	}
+	// The file's code is wrong now (a new one was issued): 404; then the
+	// file's code is made the player's.
+	if status, b := raw("move/player-recover.json"); status != http.StatusNotFound {
+		t.Errorf("player-recover with another code: %d %v; want 404", status, b)
+	}
+	p, err := f.store.Player(ctx, samplePlayerID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := p
+	next.Version, next.RecoveryHash = p.Version+1, service.HashToken(deploy.SampleRecoveryCode)
+	if err := f.store.UpdatePlayer(ctx, next, p.Version); err != nil {
+		t.Fatal(err)
+	}
+	if status, b := raw("move/player-recover.json"); status != http.StatusCreated || b["playerId"] != samplePlayerID || b["sessionId"] == "" {
+		t.Errorf("player-recover: %d %v; want a new session of the sample player", status, b)
+	}
+	if status, b := raw("move/player-block.json"); status != http.StatusNoContent {
+		t.Errorf("player-block: %d %v", status, b)
+	}
+	if status, b := raw("move/player-blocks.json"); status != 200 || len(b["blocks"].([]any)) != 1 {
+		t.Errorf("player-blocks: %d %v; want Ben", status, b)
+	}
+	if status, b := raw("move/player-unblock.json"); status != http.StatusNoContent {
+		t.Errorf("player-unblock: %d %v", status, b)
+	}
+	if status, b := raw("move/player-profile.json"); status != 200 || b["playerId"] != samplePlayerID || b["ratingHistory"] == nil {
+		t.Errorf("player-profile: %d %v", status, b)
+	}
+	if status, b := raw("move/player-delete.json"); status != http.StatusNoContent {
+		t.Errorf("player-delete: %d %v; want 204", status, b)
+	}
+	if status, b := raw("move/player-delete.json"); status != http.StatusNoContent {
+		t.Errorf("player-delete retried: %d %v; want 204 again", status, b)
+	}
+	if status, b := raw("move/player-me.json"); status != http.StatusUnauthorized || b["error"].(map[string]any)["code"] != "invalid_token" {
+		t.Errorf("player-me after the deletion: %d %v; want 401 invalid_token", status, b)
+	}
+	if status, b := raw("move/player-profile.json"); status != http.StatusNotFound || b["error"].(map[string]any)["code"] != "player_not_found" {
+		t.Errorf("player-profile after the deletion: %d %v; want 404 player_not_found", status, b)
 	}
 }

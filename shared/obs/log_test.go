@@ -179,6 +179,9 @@ func TestLoggerMasksEveryCredentialKind(t *testing.T) {
 	}
 	var all []minted
 	for _, k := range credential.Kinds() {
+		if !k.Secret() {
+			continue // a session id: its owner lists it, nothing to mask
+		}
 		secret, err := k.Mint(random)
 		if err != nil {
 			t.Fatal(err)

@@ -17,10 +17,20 @@ var (
 	// race itself.
 	GameWrite = Policy{Attempts: 8}
 
-	// PlayerWrite is the same bound for the one player-update loop
-	// (service.updatePlayer): renames, rating applications and every later
-	// change of a player record.
-	PlayerWrite = Policy{Attempts: 8}
+	// PlayerWrite bounds the one player-update loop (service.updatePlayer):
+	// renames, rating applications, recovery codes and every later change
+	// of a player record. Within a process the changes of one player queue
+	// (the service serialises them), so a lost race is always to another
+	// process (on AWS: the fan-out of another stream shard ending another
+	// game of the same player). Unlike a game's writers, such writers
+	// arrive together (games of one player ending at once) and would
+	// collide round after round if they retried at once: 24 rounds, the
+	// pauses drawn at random below 2 ms doubling to 100 ms (full jitter),
+	// so that n writers are through in about n rounds — 20 concurrent
+	// rated ends of one player from 4 processes pass without a busy
+	// answer (service's TestRatingsChainAcrossProcesses) — and the last
+	// waits at most about 2 s.
+	PlayerWrite = Policy{Attempts: 24, Base: 2 * time.Millisecond, Max: 100 * time.Millisecond, Jitter: 1}
 
 	// Effect is the inline retry of each after-write effect of a commit
 	// (arming the game's timer, starting the AI, applying ratings): 4

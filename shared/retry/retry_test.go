@@ -253,7 +253,7 @@ func TestNamedPolicies(t *testing.T) {
 		waits    []time.Duration
 	}{
 		{"GameWrite", GameWrite, 8, []time.Duration{0, 0}},
-		{"PlayerWrite", PlayerWrite, 8, []time.Duration{0}},
+		{"PlayerWrite", noJitter(PlayerWrite), 24, []time.Duration{2 * time.Millisecond, 4 * time.Millisecond, 8 * time.Millisecond, 16 * time.Millisecond, 32 * time.Millisecond, 64 * time.Millisecond, 100 * time.Millisecond}},
 		{"Effect", noJitter(Effect), 4, []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond}},
 		{"EffectBacklog", EffectBacklog, Unlimited, []time.Duration{2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 32 * time.Second, 64 * time.Second, 128 * time.Second, 256 * time.Second, 5 * time.Minute, 5 * time.Minute}},
 		{"AITurn", AITurn, 5, []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 8 * time.Second}},

@@ -227,6 +227,21 @@ func (s *Service) DeleteDevicesOfSession(ctx context.Context, playerID, session 
 	return s.deleteDevices(ctx, playerID, DeviceMatch{Session: session})
 }
 
+// devicesOfEndedSessions removes the devices each ended session
+// registered (devices name their session by its token's hash).
+func (s *Service) devicesOfEndedSessions(ctx context.Context, ended []Session) error {
+	var errs []error
+	for _, sess := range ended {
+		if sess.TokenHash == "" || sess.PlayerID == "" {
+			continue
+		}
+		if err := s.DeleteDevicesOfSession(ctx, sess.PlayerID, sess.TokenHash); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // DeletePlayerNotifications removes every device and the whole inbox of a
 // player: part of the player's deletion (SPEC §16.2). Idempotent.
 func (s *Service) DeletePlayerNotifications(ctx context.Context, playerID string) error {

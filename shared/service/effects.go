@@ -87,7 +87,7 @@ func (s *Service) applyEffects(ctx context.Context, prev, next *game.State) erro
 		}
 	}
 	if ratingFinished(prev, next) {
-		if err := s.retry(ctx, "ratings", func(ctx context.Context) error { return s.applyRatings(ctx, next) }); err != nil {
+		if err := s.retry(ctx, "ratings", func(ctx context.Context) error { _, err := s.applyRatings(ctx, next); return err }); err != nil {
 			errs = append(errs, err)
 		}
 	}

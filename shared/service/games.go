@@ -112,10 +112,11 @@ func (s *Service) checkPlayer(in PlayerInput) (PlayerInput, error) {
 	} else if len(in.ID) > maxPlayerIDLen || !printable(in.ID) || strings.HasPrefix(in.ID, "ai-") {
 		return in, game.FieldLength("player.id", maxPlayerIDLen)
 	}
-	in.Name = strings.TrimSpace(in.Name)
-	if utf8.RuneCountInString(in.Name) > maxNameRunes || !printable(in.Name) {
-		return in, game.FieldLength("player.name", maxNameRunes)
+	name, err := checkDisplayName("player.name", in.Name, maxNameRunes, true)
+	if err != nil {
+		return in, err
 	}
+	in.Name = name
 	return in, nil
 }
 
@@ -184,6 +185,14 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (Seated, error) {
 	if err != nil {
 		return Seated{}, err
 	}
+	if in.RematchOf != "" {
+		// A rematch is the finished game again with the colours swapped:
+		// its options and opponent are that game's.
+		if in.Options, in.AILevel, err = s.rematchOf(ctx, in.RematchOf, caller); err != nil {
+			return Seated{}, err
+		}
+		in.Private = false
+	}
 	if in.Options.Room.Rated() && caller.playerID == "" {
 		return Seated{}, ErrPlayerRequired
 	}
@@ -217,7 +226,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (Seated, error) {
 		if previous, reserved, err = s.claimRematch(ctx, in.RematchOf, caller, fixedID); err != nil {
 			return Seated{}, err
 		}
-		if in.AILevel == "" && !in.Private {
+		if in.AILevel == "" {
 			invite = reserved
 		}
 	}
@@ -243,6 +252,64 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (Seated, error) {
 	return Seated{GameID: st.GameID, PlayerID: host.ID, Token: token, Game: view, InviteCode: inviteCode}, nil
 }
 
+// RematchExistsError refuses a second rematch of a game (409
+// rematch_exists): GameID is the rematch the first request made.
+type RematchExistsError struct{ GameID string }
+
+func (e *RematchExistsError) Error() string { return "the game already has its rematch " + e.GameID }
+
+// Unwrap is the game's refusal (game.CodeRematchLinked).
+func (e *RematchExistsError) Unwrap() error { return &game.RuleError{Code: game.CodeRematchLinked} }
+
+// rematchOf checks that the caller may ask for a rematch of the finished
+// game prevID (one of its two players, not blocked by the other, the
+// game not rematched yet) and returns the rematch's options and AI level:
+// the old game's, with colours to alternate (the host gets the colour
+// they did not have).
+func (s *Service) rematchOf(ctx context.Context, prevID string, c Caller) (game.Options, string, error) {
+	cur, err := s.load(ctx, prevID)
+	if errors.Is(err, ErrNotFound) {
+		return game.Options{}, "", &game.InputError{Field: "rematchOf", Problem: game.ProblemNotFound}
+	}
+	if err != nil {
+		return game.Options{}, "", err
+	}
+	st := cur.state
+	seat, err := s.authorize(st, c, seatOnly)
+	if err != nil {
+		return game.Options{}, "", err
+	}
+	if err := s.rematchAllowed(ctx, st, *seat); err != nil {
+		return game.Options{}, "", err
+	}
+	opts := st.Options
+	opts.ColorAssignment = game.ColorsAlternate
+	return opts, st.Seats[seat.Other()].AI, nil
+}
+
+// rematchAllowed refuses a rematch of st asked by the player of seat: the
+// game must be finished and not rematched yet, and the two players must
+// not block each other.
+func (s *Service) rematchAllowed(ctx context.Context, st *game.State, seat chess.Color) error {
+	if st.Phase != game.PhaseFinished {
+		return &game.RuleError{Code: game.CodeGameNotFinished}
+	}
+	if st.Rematch.Next != "" {
+		return &RematchExistsError{GameID: st.Rematch.Next}
+	}
+	me, other := st.Seats[seat], st.Seats[seat.Other()]
+	if me.Bound && other.Bound {
+		blocked, err := s.blocked(ctx, me.PlayerID, other.PlayerID)
+		if err != nil {
+			return err
+		}
+		if blocked {
+			return ErrBlocked
+		}
+	}
+	return nil
+}
+
 // claimRematch links nextID as the rematch of the finished game prevID for
 // one of its players (the caller: a seat or player token of that game),
 // and returns the caller's colour there and the invite that keeps the new
@@ -255,6 +322,9 @@ func (s *Service) claimRematch(ctx context.Context, prevID string, c Caller, nex
 		caller: c,
 		access: seatOnly,
 		step: func(st *game.State, seat *chess.Color) (game.Step, error) {
+			if err := s.rematchAllowed(ctx, st, *seat); err != nil {
+				return nil, err
+			}
 			previous = &game.PreviousGame{GameID: prevID, HostColor: *seat}
 			other := st.Seats[seat.Other()]
 			reserved = game.Invite{Mode: game.InviteReserved, TokenHash: other.TokenHash}
@@ -267,8 +337,6 @@ func (s *Service) claimRematch(ctx context.Context, prevID string, c Caller, nex
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return nil, game.Invite{}, &game.InputError{Field: "rematchOf", Problem: game.ProblemNotFound}
-	case errors.Is(err, ErrForbidden):
-		return nil, game.Invite{}, game.FieldNotAllowed("rematchOf", "rematchNotPlayer")
 	case err != nil:
 		return nil, game.Invite{}, err
 	}
@@ -299,6 +367,9 @@ func (s *Service) Join(ctx context.Context, gameID string, in JoinInput) (Seated
 			if st.Phase == game.PhaseWaiting && st.Options.Room.Rated() && !joiner.Bound {
 				return nil, ErrPlayerRequired
 			}
+			if err := s.joinAllowed(ctx, st, joiner); err != nil {
+				return nil, err
+			}
 			return game.Join{Player: joiner, InviteCodeHash: codeHash, ProofTokenHash: proof}, nil
 		},
 	})
@@ -311,6 +382,27 @@ func (s *Service) Join(ctx context.Context, gameID string, in JoinInput) (Seated
 		return Seated{}, err
 	}
 	return Seated{GameID: gameID, PlayerID: joiner.ID, Token: token, Game: view}, nil
+}
+
+// joinAllowed refuses a join of a waiting game whose host and joiner
+// block each other (either way): ErrBlocked.
+func (s *Service) joinAllowed(ctx context.Context, st *game.State, joiner game.Player) error {
+	if st.Phase != game.PhaseWaiting || !joiner.Bound {
+		return nil
+	}
+	for _, seat := range st.Seats {
+		if !seat.Bound || seat.PlayerID == joiner.ID {
+			continue
+		}
+		blocked, err := s.blocked(ctx, seat.PlayerID, joiner.ID)
+		if err != nil {
+			return err
+		}
+		if blocked {
+			return ErrBlocked
+		}
+	}
+	return nil
 }
 
 // Act applies a seat's action. A retried request id gets its stored
@@ -377,9 +469,10 @@ func lastChangeEvents(st *game.State) json.RawMessage {
 // does (SPEC §16.1). It returns the game as that seat sees it.
 func (s *Service) SetPresence(ctx context.Context, gameID string, c Caller, connected bool) (*game.View, error) {
 	out, err := s.update(ctx, txn{
-		gameID: gameID,
-		caller: c,
-		access: seatOnly,
+		gameID:   gameID,
+		caller:   c,
+		access:   seatOnly,
+		lookOnly: true, // a transport's report, not a use of the session
 		step: func(_ *game.State, seat *chess.Color) (game.Step, error) {
 			return game.Presence{Seat: *seat, Connected: connected}, nil
 		},
@@ -391,11 +484,11 @@ func (s *Service) SetPresence(ctx context.Context, gameID string, c Caller, conn
 }
 
 // Connect reads a game for a stream subscription: authorized like
-// GET /v1/games/{id}, with a due timeout applied, and, for a seat, the
+// Observe, with a due timeout applied, and, for a seat, the
 // seat connected from now (a stream connection of it is open; a version
 // when that changes its presence).
 func (s *Service) Connect(ctx context.Context, gameID string, c Caller) (Observation, error) {
-	out, err := s.update(ctx, txn{gameID: gameID, caller: c, access: anyone,
+	out, err := s.update(ctx, txn{gameID: gameID, caller: c, access: watching, lookOnly: true,
 		step: func(_ *game.State, seat *chess.Color) (game.Step, error) {
 			if seat == nil {
 				return nil, nil
@@ -412,7 +505,7 @@ func (s *Service) Connect(ctx context.Context, gameID string, c Caller) (Observa
 // to the game closed: the seat is not connected from now, and its
 // disconnect grace starts.
 func (s *Service) Disconnect(ctx context.Context, gameID string, c Caller) error {
-	_, err := s.update(ctx, txn{gameID: gameID, caller: c, access: seatOnly,
+	_, err := s.update(ctx, txn{gameID: gameID, caller: c, access: seatOnly, lookOnly: true,
 		step: func(_ *game.State, seat *chess.Color) (game.Step, error) {
 			return game.Presence{Seat: *seat, Connected: false, Stream: true}, nil
 		}})
@@ -424,7 +517,7 @@ func (s *Service) Disconnect(ctx context.Context, gameID string, c Caller) error
 // on its disconnect grace is back (the grace ends; it is not shown as
 // connected for it, SPEC §16.1).
 func (s *Service) current(ctx context.Context, gameID string, c Caller) (outcome, error) {
-	return s.update(ctx, txn{gameID: gameID, caller: c, access: anyone,
+	return s.update(ctx, txn{gameID: gameID, caller: c, access: anyone, lookOnly: true,
 		step: func(_ *game.State, seat *chess.Color) (game.Step, error) {
 			if seat != nil {
 				return game.Presence{Seat: *seat, Connected: true}, nil
@@ -710,10 +803,11 @@ type Observation struct {
 }
 
 // Observe reads the game for a caller of the stream: authorized like
-// GET /v1/games/{id}, with a due timeout applied, and nothing else
-// changed (it says nothing of the caller's presence).
+// GET /v1/games/{id}, except that a player token of nobody seated in it
+// watches as a spectator (SPEC §15), with a due timeout applied, and
+// nothing else changed (it says nothing of the caller's presence).
 func (s *Service) Observe(ctx context.Context, gameID string, c Caller) (Observation, error) {
-	out, err := s.update(ctx, txn{gameID: gameID, caller: c, access: anyone})
+	out, err := s.update(ctx, txn{gameID: gameID, caller: c, access: watching, lookOnly: true})
 	if err != nil {
 		return Observation{}, err
 	}

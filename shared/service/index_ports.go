@@ -77,33 +77,92 @@ type PlayerRecord struct {
 	// most the last 64): a change is applied exactly once, however often
 	// it is delivered.
 	Applied []string
+	// RatingHistory is the chain of the most recent rating applications,
+	// in the order they were applied (the service keeps the last 64):
+	// each entry's Before is the previous entry's After.
+	RatingHistory []RatingEntry
+	// RecoveryHash is the hash of the player's recovery code ("" for a
+	// player created before recovery codes, until one is issued).
+	RecoveryHash string
 }
 
-// Errors of the players port (besides ErrNotFound, ErrAlreadyExists and
-// ErrVersionConflict).
+// Errors of the players port (besides ErrNotFound, ErrAlreadyExists,
+// ErrVersionConflict and *DeletedError).
 var (
 	// ErrSlotTaken: a pairing slot is held by another value.
 	ErrSlotTaken = errors.New("slot taken")
 )
 
-// Players keeps players, their tokens, link codes, counters and pairing
-// slots (the data table on AWS).
+// Players keeps players, their sessions (one per token), blocks, link
+// codes, counters and pairing slots (the data table on AWS).
 type Players interface {
-	// CreatePlayer stores a new player (Version 1) with its first token's
-	// hash. ErrAlreadyExists if the id or the token hash is taken.
-	CreatePlayer(ctx context.Context, p PlayerRecord, tokenHash string) error
+	// CreatePlayer stores a new player (Version 1) with its first
+	// session. ErrAlreadyExists if the id, the session id or the token
+	// hash is taken.
+	CreatePlayer(ctx context.Context, p PlayerRecord, first Session) error
 	// Player reads a player (strongly consistent); ErrNotFound.
 	Player(ctx context.Context, id string) (PlayerRecord, error)
-	// PlayerByToken reads the player a token hash belongs to; ErrNotFound.
-	PlayerByToken(ctx context.Context, tokenHash string) (PlayerRecord, error)
+	// PlayerByToken reads the player a token hash belongs to and the
+	// token's session: ErrNotFound for a hash nobody holds (never issued,
+	// or its session revoked), a *DeletedError for a token of a deleted
+	// player while its tombstone is kept (EndSessions). A token issued before
+	// sessions existed comes with a Session whose ID is "" (AdoptToken
+	// gives it one).
+	PlayerByToken(ctx context.Context, tokenHash string) (PlayerRecord, Session, error)
 	// UpdatePlayer replaces the player if the stored Version is still
 	// expectedVersion (p.Version is normally expectedVersion+1);
 	// ErrVersionConflict otherwise, also when there is no such player.
 	UpdatePlayer(ctx context.Context, p PlayerRecord, expectedVersion int64) error
-	// AddToken adds another token (hash) for a player; earlier tokens keep
-	// working. ErrAlreadyExists if the hash is taken; ErrNotFound if there
-	// is no such player.
-	AddToken(ctx context.Context, playerID, tokenHash string) error
+
+	// AddSession adds another session (a new token) for s.PlayerID;
+	// earlier ones keep working. ErrAlreadyExists if the token hash or the
+	// session id is taken; ErrNotFound if there is no such player.
+	AddSession(ctx context.Context, s Session) error
+	// AdoptToken makes s the session of a token issued before sessions
+	// existed (s.TokenHash, held by s.PlayerID without a session). It is
+	// idempotent: adopting the same session again succeeds; a token that
+	// has a session already keeps it (the stored one wins: s is then
+	// returned as stored). ErrNotFound if the token is gone.
+	AdoptToken(ctx context.Context, s Session) (Session, error)
+	// Sessions lists a player's sessions, oldest CreatedAt first (ties:
+	// smaller ID first).
+	Sessions(ctx context.Context, playerID string) ([]Session, error)
+	// TouchSession moves the LastUsedAt of session s (its ID, PlayerID
+	// and TokenHash, as PlayerByToken gave it) to at, if at is later;
+	// ErrNotFound if there is no such session.
+	TouchSession(ctx context.Context, s Session, at time.Time) error
+	// LabelSession sets the label of session s (as for TouchSession);
+	// ErrNotFound if there is no such session.
+	LabelSession(ctx context.Context, s Session, label string) error
+	// DeleteSession revokes a session: its token stops resolving at once
+	// (PlayerByToken: ErrNotFound). It returns the session as it was;
+	// ErrNotFound if there is no such session.
+	DeleteSession(ctx context.Context, playerID, sessionID string) (Session, error)
+	// EndSessions is the first step of a player's deletion: every session
+	// of the player ends, and each token becomes a tombstone until until
+	// (PlayerByToken: a *DeletedError, so a retried deletion with the same
+	// token is recognised) kept at least until until, then removed (the
+	// data table's TTL; the embedded store's sweeper). It returns the
+	// sessions that ended (none when it already ran). The player record
+	// itself is left to DeletePlayer.
+	EndSessions(ctx context.Context, playerID string, until time.Time) ([]Session, error)
+	// DeletePlayer is the last step of a player's deletion: the player
+	// record, its blocks (both ways) and its link codes go (where the
+	// store cannot find a player's link codes, they stay until their TTL
+	// and no longer work: the player is gone). Deleting a player that is
+	// not there succeeds (a retried deletion).
+	DeletePlayer(ctx context.Context, playerID string) error
+
+	// Block records that playerID blocks blockedID (at); blocking again
+	// keeps the first time. ErrNotFound if either player does not exist.
+	Block(ctx context.Context, playerID, blockedID string, at time.Time) error
+	// Unblock removes a block (no error when there is none).
+	Unblock(ctx context.Context, playerID, blockedID string) error
+	// Blocks lists the players playerID blocks, oldest first (ties:
+	// smaller id first).
+	Blocks(ctx context.Context, playerID string) ([]Block, error)
+	// Blocked reports whether either of a and b blocks the other.
+	Blocked(ctx context.Context, a, b string) (bool, error)
 
 	// PutLinkCode stores a link code (its hash) for a player until
 	// expiresAt. ErrAlreadyExists if the hash is taken by a code that has

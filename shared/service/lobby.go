@@ -197,6 +197,11 @@ func (s *Service) quickRound(ctx context.Context, in QuickInput, caller Caller, 
 		if !compatible(in.Options, sum.Options) {
 			continue
 		}
+		if blocked, err := s.blocked(ctx, me.ID, boundID(host)); err != nil {
+			return QuickResult{}, err
+		} else if blocked {
+			continue // a blocked pair is never paired
+		}
 		candidates++
 		if seated, err := s.Join(ctx, sum.GameID, JoinInput{Caller: caller}); err == nil {
 			return QuickResult{Matched: true, Seated: seated}, nil
@@ -233,6 +238,15 @@ func (s *Service) quickRound(ctx context.Context, in QuickInput, caller Caller, 
 		return QuickResult{}, err
 	}
 	seated, joined, err := s.joinSlotGame(ctx, slot, holder, caller, me.ID)
+	if errors.Is(err, ErrBlocked) {
+		// The slot's game is of a player blocked with the caller: the
+		// caller waits in a game of its own, beside the slot.
+		seated, err := s.createQuick(ctx, newID, opts, caller)
+		if err != nil {
+			return QuickResult{}, err
+		}
+		return QuickResult{Seated: seated}, nil
+	}
 	if err != nil {
 		return QuickResult{}, err
 	}
@@ -280,6 +294,9 @@ func (s *Service) joinSlotGame(ctx context.Context, slot, gameID string, caller 
 		if err == nil {
 			return slotSeat{Seated: seated}, true, nil
 		}
+		if errors.Is(err, ErrBlocked) {
+			return slotSeat{}, false, err // the slot stays its holder's
+		}
 		if !lostSeat(err) {
 			return slotSeat{}, false, err
 		}
@@ -297,7 +314,8 @@ func lostSeat(err error) bool {
 			return true
 		}
 	}
-	return errors.Is(err, ErrNotFound)
+	// A block made after the lobby was read also moves the pairing on.
+	return errors.Is(err, ErrNotFound) || errors.Is(err, ErrBlocked)
 }
 
 // createQuick makes the quick pairing's waiting game, with the id the
@@ -336,6 +354,14 @@ func (s *Service) ownGame(ctx context.Context, sum GameSummary, caller Caller) (
 		return QuickResult{}, err
 	}
 	return QuickResult{Seated: Seated{GameID: sum.GameID, PlayerID: caller.playerID, Game: view}}, nil
+}
+
+// boundID is a seat's registered player ("" for an anonymous seat).
+func boundID(seat *SummarySeat) string {
+	if seat.Bound {
+		return seat.PlayerID
+	}
+	return ""
 }
 
 // hostOf is a waiting game's one seat.

@@ -36,7 +36,7 @@ func waitingRoom(b *testing.B, f *playerFixture, n int) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			np, err := f.svc.CreatePlayer(b.Context(), fmt.Sprintf("host%04d", i))
+			np, err := f.svc.CreatePlayer(b.Context(), service.NewPlayerInput{Name: ptr(fmt.Sprintf("host%04d", i))})
 			if err == nil {
 				_, err = f.svc.Create(b.Context(), service.CreateInput{Options: game.DefaultOptions(), Caller: service.Caller{Token: np.Token}})
 			}
@@ -111,7 +111,7 @@ func BenchmarkQuickPairingUnderLoad(b *testing.B) {
 	waitingRoom(b, f, benchWaiting+b.N)
 	players := make([]service.Caller, b.N)
 	for i := range players {
-		np, err := f.svc.CreatePlayer(b.Context(), fmt.Sprintf("guest%05d", i))
+		np, err := f.svc.CreatePlayer(b.Context(), service.NewPlayerInput{Name: ptr(fmt.Sprintf("guest%05d", i))})
 		if err != nil {
 			b.Fatal(err)
 		}

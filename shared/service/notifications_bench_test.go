@@ -57,8 +57,8 @@ func registeredGameChanges(b *testing.B, connected bool) []service.Change {
 		b.Fatal(err)
 	}
 	ctx := b.Context()
-	white, _ := svc.CreatePlayer(ctx, "white")
-	black, _ := svc.CreatePlayer(ctx, "black")
+	white, _ := svc.CreatePlayer(ctx, service.NewPlayerInput{Name: ptr("white")})
+	black, _ := svc.CreatePlayer(ctx, service.NewPlayerInput{Name: ptr("black")})
 	wc, bc := service.Caller{Token: white.Token}, service.Caller{Token: black.Token}
 	w := svc.WatchPlayer(white.Player.PlayerID, 1024)
 	defer w.Stop()

@@ -228,3 +228,40 @@ func TestTimeRunningOutReminders(t *testing.T) {
 		})
 	}
 }
+
+// TestEndedSessionsTakeTheirDevices: a revoked session's devices go with
+// it (SPEC §16.3), another session's stay; a deleted player's devices and
+// inbox go.
+func TestEndedSessionsTakeTheirDevices(t *testing.T) {
+	f := newNotifyFixture(t)
+	ctx := t.Context()
+	ana, anaID := f.player(t, "Ana")
+	f.device(t, ana, 1, "en")
+	ben, benID := f.player(t, "Ben")
+	f.device(t, ben, 2, "ko")
+	f.deliver(t, f.event(benID, "game1", 2, "yourTurn"), false)
+
+	sessions, err := f.svc.Sessions(ctx, ana)
+	if err != nil || len(sessions) != 1 {
+		t.Fatalf("Ana's sessions %v, %v", sessions, err)
+	}
+	if err := f.svc.RevokeSession(ctx, ana, sessions[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if devs, err := f.store.Devices(ctx, anaID); err != nil || len(devs) != 0 {
+		t.Errorf("after Ana's session was revoked her devices are %v (%v); want none", devs, err)
+	}
+	if devs, err := f.store.Devices(ctx, benID); err != nil || len(devs) != 1 {
+		t.Errorf("Ben's devices %v (%v); want his one", devs, err)
+	}
+
+	if err := f.svc.DeleteMe(ctx, ben); err != nil {
+		t.Fatal(err)
+	}
+	if devs, err := f.store.Devices(ctx, benID); err != nil || len(devs) != 0 {
+		t.Errorf("after Ben was deleted his devices are %v (%v); want none", devs, err)
+	}
+	if recs, err := f.store.Notifications(ctx, benID, "", 100); err != nil || len(recs) != 0 {
+		t.Errorf("after Ben was deleted his inbox holds %d (%v); want none", len(recs), err)
+	}
+}

@@ -112,7 +112,7 @@ func newNotifyFixture(t *testing.T) *notifyFixture {
 // player registers a player and returns it and its id.
 func (f *notifyFixture) player(t *testing.T, name string) (service.Caller, string) {
 	t.Helper()
-	np, err := f.svc.CreatePlayer(t.Context(), name)
+	np, err := f.svc.CreatePlayer(t.Context(), service.NewPlayerInput{Name: &name})
 	if err != nil {
 		t.Fatal(err)
 	}

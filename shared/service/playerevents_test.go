@@ -60,7 +60,7 @@ func TestPlayerEvents(t *testing.T) {
 	}
 	ctx := context.Background()
 	newPlayer := func(name string) (service.Caller, *eventLog) {
-		p, err := svc.CreatePlayer(ctx, name)
+		p, err := svc.CreatePlayer(ctx, service.NewPlayerInput{Name: &name})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,7 +178,7 @@ func TestPlayerWatchLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	p, err := svc.CreatePlayer(ctx, "A")
+	p, err := svc.CreatePlayer(ctx, service.NewPlayerInput{Name: ptr("A")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,9 +4,8 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
+	"sync"
 	"time"
-	"unicode/utf8"
 
 	"chessapi/shared/credential"
 	"chessapi/shared/game"
@@ -34,17 +33,27 @@ func profileOf(p PlayerRecord) Profile {
 	return Profile{PlayerID: p.ID, Name: p.Name, Rating: p.Rating, RatedGames: p.RatedGames, CreatedAt: p.CreatedAt}
 }
 
-// NewPlayer is a player token just issued (shown only here) and its player.
+// NewPlayer is a player token just issued (shown only here), its session
+// and its player; RecoveryCode is set (shown only here too) when the
+// player was just created.
 type NewPlayer struct {
-	Token  string
-	Player Profile
+	Token        string
+	SessionID    string
+	RecoveryCode string
+	Player       Profile
+}
+
+// NewPlayerInput is a request to register a player.
+type NewPlayerInput struct {
+	// Name is the player's name; nil gives a default one ("Player 7KQ2").
+	Name *string
 }
 
 // GamePage is one page of a player's games.
 type GamePage struct {
 	// PlayerID is whose games these are (so the edge can tell "you").
 	PlayerID string
-	Items    []GameSummary
+	Items    []MyGame
 	// Next is the cursor of the next page; "" on the last one.
 	Next string
 }
@@ -73,22 +82,29 @@ func (s *Service) players() (Players, error) {
 	return s.cfg.Players, nil
 }
 
-// checkName validates a player's display name.
-func checkName(field, name string) (string, error) {
-	name = strings.TrimSpace(name)
-	if utf8.RuneCountInString(name) > maxNameRunes || !printable(name) {
-		return "", game.FieldLength(field, maxNameRunes)
+// defaultName is the name of a player created without one: "Player "
+// and four characters of the unambiguous alphabet.
+func (s *Service) defaultName() (string, error) {
+	code, err := credential.LinkCode.Mint(s.cfg.Random)
+	if err != nil {
+		return "", err
 	}
-	return name, nil
+	return "Player " + code[:4], nil
 }
 
-// CreatePlayer registers a player and issues its first token.
-func (s *Service) CreatePlayer(ctx context.Context, name string) (NewPlayer, error) {
+// CreatePlayer registers a player and issues its first session (token)
+// and its recovery code.
+func (s *Service) CreatePlayer(ctx context.Context, in NewPlayerInput) (NewPlayer, error) {
 	ps, err := s.players()
 	if err != nil {
 		return NewPlayer{}, err
 	}
-	if name, err = checkName("name", name); err != nil {
+	var name string
+	if in.Name != nil {
+		if name, err = CheckName("name", *in.Name); err != nil {
+			return NewPlayer{}, err
+		}
+	} else if name, err = s.defaultName(); err != nil {
 		return NewPlayer{}, err
 	}
 	for attempt := 0; ; attempt++ {
@@ -96,19 +112,23 @@ func (s *Service) CreatePlayer(ctx context.Context, name string) (NewPlayer, err
 		if err != nil {
 			return NewPlayer{}, err
 		}
-		token, hash, err := s.newCredential(credential.PlayerToken)
+		sess, token, err := s.newSession(id, "")
 		if err != nil {
 			return NewPlayer{}, err
 		}
-		rec := PlayerRecord{ID: id, Name: name, Rating: game.InitialRating, CreatedAt: s.now().UTC().Truncate(time.Millisecond), Version: 1}
-		err = ps.CreatePlayer(ctx, rec, hash)
+		code, codeHash, err := s.newRecoveryCode()
+		if err != nil {
+			return NewPlayer{}, err
+		}
+		rec := PlayerRecord{ID: id, Name: name, Rating: game.InitialRating, CreatedAt: sess.CreatedAt, Version: 1, RecoveryHash: codeHash}
+		err = ps.CreatePlayer(ctx, rec, sess)
 		if errors.Is(err, ErrAlreadyExists) && attempt == 0 {
 			continue // a 128-bit id or 256-bit token collision: draw again
 		}
 		if err != nil {
 			return NewPlayer{}, err
 		}
-		return NewPlayer{Token: token, Player: profileOf(rec)}, nil
+		return NewPlayer{Token: token, SessionID: sess.ID, RecoveryCode: code, Player: profileOf(rec)}, nil
 	}
 }
 
@@ -144,7 +164,7 @@ func (s *Service) Me(ctx context.Context, c Caller) (Profile, error) {
 // Rename changes the caller's name (seats already taken keep the name
 // they were taken with).
 func (s *Service) Rename(ctx context.Context, c Caller, name string) (Profile, error) {
-	name, err := checkName("name", name)
+	name, err := CheckName("name", name)
 	if err != nil {
 		return Profile{}, err
 	}
@@ -180,6 +200,12 @@ func (s *Service) updatePlayer(ctx context.Context, id string, change func(*Play
 	if err != nil {
 		return PlayerRecord{}, err
 	}
+	// Changes of one player in this process queue here rather than race
+	// for the conditional write (twenty rated games ending at once would
+	// otherwise lose round after round); the retries are left for the
+	// writers of other processes.
+	unlock := s.playerLocks.lock(id)
+	defer unlock()
 	var out PlayerRecord
 	err = s.retries.player.Do(ctx, func(int) error {
 		cur, err := ps.Player(ctx, id)
@@ -187,7 +213,8 @@ func (s *Service) updatePlayer(ctx context.Context, id string, change func(*Play
 			return retry.Permanent(err)
 		}
 		next := cur
-		next.Applied = slices.Clone(cur.Applied) // change edits its own copy
+		// change edits its own copy
+		next.Applied, next.RatingHistory = slices.Clone(cur.Applied), slices.Clone(cur.RatingHistory)
 		switch err := change(&next); {
 		case errors.Is(err, errUnchanged):
 			out = cur
@@ -216,38 +243,47 @@ func (s *Service) updatePlayer(ctx context.Context, id string, change func(*Play
 // already is as it should be.
 var errUnchanged = errors.New("service: player unchanged")
 
+// keyedLocks is one mutex per key, made when a key is first locked and
+// dropped when its last holder or waiter leaves.
+type keyedLocks struct {
+	mu    sync.Mutex
+	locks map[string]*keyedLock
+}
+
+type keyedLock struct {
+	mu    sync.Mutex
+	users int // holders and waiters
+}
+
+// lock locks key and returns its unlock.
+func (k *keyedLocks) lock(key string) (unlock func()) {
+	k.mu.Lock()
+	if k.locks == nil {
+		k.locks = map[string]*keyedLock{}
+	}
+	l := k.locks[key]
+	if l == nil {
+		l = &keyedLock{}
+		k.locks[key] = l
+	}
+	l.users++
+	k.mu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		k.mu.Lock()
+		if l.users--; l.users == 0 {
+			delete(k.locks, key)
+		}
+		k.mu.Unlock()
+	}
+}
+
 // Page sizes of the lists (SPEC §15).
 const (
 	DefaultPageSize = 20
 	MaxPageSize     = 100
 )
-
-// MyGames lists the caller's games, newest first.
-func (s *Service) MyGames(ctx context.Context, c Caller, finished bool, limit int, cursor string) (GamePage, error) {
-	p, err := s.requirePlayer(ctx, c)
-	if err != nil {
-		return GamePage{}, err
-	}
-	if s.cfg.Lister == nil {
-		return GamePage{}, ErrNoPlayers
-	}
-	entries, next, err := s.cfg.Lister.PlayerGames(ctx, p.ID, finished, limit, cursor)
-	if errors.Is(err, ErrBadCursor) {
-		return GamePage{}, game.FieldFormat("cursor", "cursor", nil)
-	}
-	if err != nil {
-		return GamePage{}, err
-	}
-	page := GamePage{PlayerID: p.ID, Next: next, Items: make([]GameSummary, 0, len(entries))}
-	for _, e := range entries {
-		sum, err := decodeSummary(e)
-		if err != nil {
-			return GamePage{}, err
-		}
-		page.Items = append(page.Items, sum)
-	}
-	return page, nil
-}
 
 // NewLinkCode issues a single-use code with which another device gets a
 // token for the caller's player.
@@ -273,8 +309,8 @@ func (s *Service) NewLinkCode(ctx context.Context, c Caller) (LinkCode, error) {
 	}
 }
 
-// Link uses a link code: a new token for the code's player (earlier tokens
-// keep working). client identifies the caller for the limit on wrong
+// Link uses a link code: a new session (token) for the code's player
+// (earlier ones keep working). client identifies the caller for the limit on wrong
 // tries (its address): past LinkFailuresAllowed in LinkWindow every try
 // is refused until the window ends.
 func (s *Service) Link(ctx context.Context, code, client string) (NewPlayer, error) {
@@ -302,16 +338,16 @@ func (s *Service) Link(ctx context.Context, code, client string) (NewPlayer, err
 		}
 		return NewPlayer{}, ErrLinkCodeInvalid
 	}
-	token, hash, err := s.newCredential(credential.PlayerToken)
-	if err != nil {
-		return NewPlayer{}, err
-	}
-	if err := ps.AddToken(ctx, playerID, hash); err != nil {
-		return NewPlayer{}, err
-	}
 	p, err := ps.Player(ctx, playerID)
+	if errors.Is(err, ErrNotFound) {
+		return NewPlayer{}, ErrLinkCodeInvalid // the player was deleted meanwhile
+	}
 	if err != nil {
 		return NewPlayer{}, err
 	}
-	return NewPlayer{Token: token, Player: profileOf(p)}, nil
+	np, err := s.addSession(ctx, p)
+	if errors.Is(err, ErrPlayerNotFound) {
+		return NewPlayer{}, ErrLinkCodeInvalid
+	}
+	return np, err
 }

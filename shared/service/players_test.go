@@ -89,7 +89,7 @@ func newPlayerFixture(t testing.TB, open func(t testing.TB) (service.Store, serv
 
 func (f *playerFixture) player(t *testing.T, name string) service.Caller {
 	t.Helper()
-	np, err := f.svc.CreatePlayer(t.Context(), name)
+	np, err := f.svc.CreatePlayer(t.Context(), service.NewPlayerInput{Name: ptr(name)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,6 +169,8 @@ func (f *playerFixture) record(t *testing.T, gameID string) service.GameRecord {
 	return rec
 }
 
+func ptr[T any](v T) *T { return &v }
+
 func ruleCode(err error) game.Code {
 	var re *game.RuleError
 	if errors.As(err, &re) {
@@ -211,8 +213,8 @@ func TestPlayerTokenActsForItsSeat(t *testing.T) {
 		}
 	}
 	unknown := service.Caller{Token: "pt_" + "A234567890123456789012345678901234567890123"}
-	if _, err := f.svc.Get(ctx, host.GameID, unknown, nil, 0); !errors.Is(err, service.ErrUnauthorized) {
-		t.Errorf("a well-formed player token of nobody: %v; want unauthorized", err)
+	if _, err := f.svc.Get(ctx, host.GameID, unknown, nil, 0); !errors.Is(err, service.ErrInvalidToken) {
+		t.Errorf("a well-formed player token of nobody: %v; want invalid token", err)
 	}
 	v, err := f.svc.Get(ctx, host.GameID, alice, nil, 0)
 	if err != nil || v.You == nil || *v.You != chess.White {
@@ -497,10 +499,10 @@ func TestMyGamesPagination(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, it := range page.Items {
-			if seen[it.GameID] {
-				t.Errorf("game %s listed twice", it.GameID)
+			if seen[it.State.GameID] {
+				t.Errorf("game %s listed twice", it.State.GameID)
 			}
-			seen[it.GameID] = true
+			seen[it.State.GameID] = true
 		}
 		if page.Next == "" {
 			break

@@ -5,27 +5,38 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"chessapi/shared/chess"
 	"chessapi/shared/game"
 )
 
-// Ratings (SPEC §12) are applied exactly once per rated game. The game's
-// own write decides the change (the result carries it, computed from both
-// players' standings read when the step ended the game); applying it to
-// the players is an effect of that commit, like the timer: retried until
-// done, and idempotent, because each player record lists the games whose
-// change it already includes (PlayerRecord.Applied). Two games of one
-// player ending at once both apply: each goes through updatePlayer (a
-// compare-and-set on the player's version, retried on a lost race),
-// adding its own delta.
+// Ratings (SPEC §12, §16.2) chain: a player's rated results apply one at a
+// time, in the order their applications reach the player, and each one
+// starts from the rating the one before left. The end of a rated game
+// records a provisional change, computed from both players' standings
+// read when the step ended the game (update → standings); applying it to
+// the players is an effect of that commit, like the timer:
 //
-// The delta itself is still decided when the game ends, from the
-// standings read then (update → standings): two games of one player that
-// end at the same moment are both rated from the same standing. Making
-// each game's change start from the rating the previous application left
-// (issue 23's chain) means deciding it inside the change function, where
-// the fresh record is, and writing it back into the game's result.
+//  1. for each player, inside the one player-update loop (updatePlayer),
+//     from the record as it is at that moment: before = its rating, the
+//     change = K(its rated games)·(S − E(before, the opponent's standing
+//     at the end)), after = before + change; the record lists the game
+//     (Applied) and keeps the numbers (RatingHistory). A redelivery finds
+//     the game listed and takes the numbers from the history: exactly
+//     once.
+//  2. the game's result is settled with those numbers (game.SettleRating,
+//     through the one game transaction); when nobody else's application
+//     came between, they equal the provisional ones and nothing is written.
+//
+// So each game's ratingChange[color].before is the rating just before its
+// application, the next application's before is this one's after, and
+// the profile is the last after, also when games end at the same moment.
+//
+// Applications of one player are serialised in this process (playerLocks:
+// twenty games ending at once queue instead of racing), and across
+// processes retried on the conditional write with jittered pauses
+// (retry.PlayerWrite).
 
 // appliedKept is how many rated game ids a player record remembers; a
 // redelivery of an older game's change than that is not possible (the
@@ -41,6 +52,11 @@ func (s *Service) standings(ctx context.Context, st *game.State) (game.PerColor[
 	}
 	for _, c := range []chess.Color{chess.White, chess.Black} {
 		p, err := s.cfg.Players.Player(ctx, st.Seats[c].PlayerID)
+		if errors.Is(err, ErrNotFound) {
+			// A player deleted meanwhile: rated from where they sat down.
+			out[c] = game.PlayerRating{Rating: st.Seats[c].Rating}
+			continue
+		}
 		if err != nil {
 			return out, fmt.Errorf("standing of %s: %w", st.Seats[c].PlayerID, err)
 		}
@@ -56,48 +72,101 @@ func ratingFinished(prev, next *game.State) bool {
 		next.Result != nil && next.Result.RatingChange != nil
 }
 
-// applyRatings adds a finished rated game's change to both players, once.
-func (s *Service) applyRatings(ctx context.Context, st *game.State) error {
+// applyRatings applies a finished rated game's result to both players,
+// once each, and settles the game's numbers. It reports whether anything
+// was written.
+func (s *Service) applyRatings(ctx context.Context, st *game.State) (bool, error) {
 	if s.cfg.Players == nil {
-		return errors.New("rated game without a players store")
+		return false, errors.New("rated game without a players store")
 	}
-	rc := st.Result.RatingChange
+	provisional := *st.Result.RatingChange
+	settled := provisional
+	wrote := false
 	var errs []error
 	for _, c := range []chess.Color{chess.White, chess.Black} {
-		if err := s.applyRating(ctx, st.Seats[c].PlayerID, st.GameID, rc.Of(c).Delta()); err != nil {
+		move, applied, err := s.applyRating(ctx, st, c, provisional)
+		if err != nil {
 			errs = append(errs, err)
+			continue
+		}
+		wrote = wrote || applied
+		if c == chess.White {
+			settled.White = move
+		} else {
+			settled.Black = move
 		}
 	}
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return wrote, err
+	}
+	if settled == provisional {
+		return wrote, nil
+	}
+	out, err := s.update(ctx, txn{
+		gameID: st.GameID,
+		access: system,
+		step: func(*game.State, *chess.Color) (game.Step, error) {
+			return game.SettleRating{Change: settled}, nil
+		},
+	})
+	if errors.Is(err, ErrNotFound) {
+		return wrote, nil // the game expired meanwhile (TTL)
+	}
+	if err != nil {
+		return wrote, fmt.Errorf("settle the rating of %s: %w", st.GameID, err)
+	}
+	return wrote || out.events != nil, nil
 }
 
-// applyRating adds a rated game's change to one player, once: through the
-// one player-update loop, so each game's application sees the record as
-// the one before left it, and a redelivery finds its game already listed.
-func (s *Service) applyRating(ctx context.Context, playerID, gameID string, delta int) error {
-	_, err := s.updatePlayer(ctx, playerID, func(p *PlayerRecord) error {
+// applyRating applies a rated game's result to the player of colour c,
+// once, and returns that player's numbers for the game (applied: the
+// record was written now). The change starts from the player's record as
+// updatePlayer reads it, against the opponent's standing when the game
+// ended (the provisional change's before). A deleted player keeps the
+// provisional numbers.
+func (s *Service) applyRating(ctx context.Context, st *game.State, c chess.Color, provisional game.RatingChange) (move game.RatingMove, applied bool, err error) {
+	playerID, gameID := st.Seats[c].PlayerID, st.GameID
+	opponent := provisional.Of(c.Other()).Before
+	endedAt := time.UnixMilli(st.Result.EndedAt).UTC()
+	next, err := s.updatePlayer(ctx, playerID, func(p *PlayerRecord) error {
 		if slices.Contains(p.Applied, gameID) {
 			return errUnchanged // a redelivery: already counted
 		}
-		p.Rating += delta
+		m := game.RateOne(game.PlayerRating{Rating: p.Rating, RatedGames: p.RatedGames}, opponent, st.Result.Winner, c)
+		p.Rating = m.After
 		p.RatedGames++
 		p.Applied = append(p.Applied, gameID)
 		if len(p.Applied) > appliedKept {
 			p.Applied = p.Applied[len(p.Applied)-appliedKept:]
 		}
+		p.RatingHistory = append(p.RatingHistory, RatingEntry{GameID: gameID, At: endedAt, Before: m.Before, After: m.After})
+		if len(p.RatingHistory) > ratingHistoryKept {
+			p.RatingHistory = p.RatingHistory[len(p.RatingHistory)-ratingHistoryKept:]
+		}
+		applied = true
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("rating of %s for %s: %w", playerID, gameID, err)
+	if errors.Is(err, ErrNotFound) {
+		return provisional.Of(c), false, nil // deleted: nothing to apply to
 	}
-	return nil
+	if err != nil {
+		return game.RatingMove{}, false, fmt.Errorf("rating of %s for %s: %w", playerID, gameID, err)
+	}
+	for _, e := range slices.Backward(next.RatingHistory) {
+		if e.GameID == gameID {
+			return game.RatingMove{Before: e.Before, After: e.After}, applied, nil
+		}
+	}
+	// Applied before the record kept its history (or long ago): the game's
+	// numbers stand as they are.
+	return st.Result.RatingChange.Of(c), applied, nil
 }
 
 // RecoverRatings applies the rating changes of finished games whose
 // application may have been cut short (a crash between a game's last write
 // and its effects): the local server calls it at start with the games
-// finished recently. Games already applied are left as they are; the
-// number of games whose change was applied now is returned.
+// finished recently. Games already applied and settled are left as they
+// are; the number of games where something was written now is returned.
 func (s *Service) RecoverRatings(ctx context.Context, recs []GameRecord) (int, error) {
 	if s.cfg.Players == nil {
 		return 0, nil
@@ -111,21 +180,13 @@ func (s *Service) RecoverRatings(ctx context.Context, recs []GameRecord) (int, e
 		if st.Result == nil || st.Result.RatingChange == nil {
 			continue
 		}
-		before := make(map[string]bool, 2)
-		for _, c := range []chess.Color{chess.White, chess.Black} {
-			p, err := s.cfg.Players.Player(ctx, st.Seats[c].PlayerID)
-			if err != nil {
-				return applied, err
-			}
-			before[p.ID] = slices.Contains(p.Applied, st.GameID)
-		}
-		if before[st.Seats[chess.White].PlayerID] && before[st.Seats[chess.Black].PlayerID] {
-			continue
-		}
-		if err := s.applyRatings(ctx, st); err != nil {
+		wrote, err := s.applyRatings(ctx, st)
+		if err != nil {
 			return applied, err
 		}
-		applied++
+		if wrote {
+			applied++
+		}
 	}
 	return applied, nil
 }

@@ -142,6 +142,9 @@ type Config struct {
 	// AIRestarts bounds how often an unanswered AI turn is started again
 	// before the AI seat forfeits (default 3).
 	AIRestarts int
+	// MaxBlocks bounds the players one player may block (default
+	// DefaultMaxBlocks).
+	MaxBlocks int
 	// EffectRetries bounds the attempts of each effect after a commit,
 	// spaced by EffectBackoff doubling (default: retry.Effect's, 4 and
 	// 100 ms).
@@ -174,6 +177,11 @@ type Service struct {
 	// draining is closed by StopWaiting: long polls answer at once.
 	draining     chan struct{}
 	drainingOnce sync.Once
+	// sessionHooks are told of ended sessions (accounts.go).
+	sessionHooks sessionHooks
+	// playerLocks serialise the changes of each player in this process
+	// (updatePlayer).
+	playerLocks keyedLocks
 }
 
 // StopWaiting makes every long poll in progress, and every one to come,
@@ -206,8 +214,15 @@ func New(cfg Config) (*Service, error) {
 	if cfg.AIRestarts <= 0 {
 		cfg.AIRestarts = 3
 	}
+	if cfg.MaxBlocks <= 0 {
+		cfg.MaxBlocks = DefaultMaxBlocks
+	}
 	s := &Service{cfg: cfg, retries: retriesOf(cfg), log: cfg.Logger, feed: newFeed(), draining: make(chan struct{})}
 	s.effects = newEffects(s)
+	if cfg.Notifications != nil {
+		// A revoked session's devices go with it (SPEC §16.3).
+		s.OnSessionsEnded(s.devicesOfEndedSessions)
+	}
 	return s, nil
 }
 

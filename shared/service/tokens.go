@@ -147,9 +147,10 @@ type Caller struct {
 
 	// playerID is the player a player token belongs to, once resolved,
 	// and player that player's record as read then (one read serves the
-	// whole request).
+	// whole request); session is the token's session.
 	playerID string
 	player   *PlayerRecord
+	session  Session
 }
 
 // anonymous reports whether the caller holds no token.
@@ -171,29 +172,64 @@ func (c Caller) isPlayerToken() bool {
 	return c.TokenHash != "" && c.PlayerToken
 }
 
-// resolve finds the player of a player token: an unknown one is
-// ErrUnauthorized (it authenticates nobody, anywhere). Seat tokens and
-// spectators pass as they are.
+// resolve finds the player and session of a player token: a token that
+// authenticates nobody (never issued, its session revoked, its player
+// deleted) is ErrInvalidToken, anywhere. Seat tokens and spectators pass
+// as they are.
 func (s *Service) resolve(ctx context.Context, c Caller) (Caller, error) {
+	return s.resolveAs(ctx, c, true)
+}
+
+// resolveLooking is resolve for a request that only reads a game: the
+// session's use is not recorded, nor a token issued before sessions given
+// its session (its next other request does that).
+func (s *Service) resolveLooking(ctx context.Context, c Caller) (Caller, error) {
+	return s.resolveAs(ctx, c, false)
+}
+
+func (s *Service) resolveAs(ctx context.Context, c Caller, record bool) (Caller, error) {
+	c, err := s.resolveSession(ctx, c, record)
+	var deleted *DeletedError
+	if errors.As(err, &deleted) {
+		return c, ErrInvalidToken
+	}
+	return c, err
+}
+
+// resolveSession is resolve, except that a deleted player's token is
+// answered with its *DeletedError (a retried deletion recognises it).
+// With record, a token issued before sessions is given its session here
+// (adopted), and a session's last use is recorded at most every
+// SessionTouchEvery.
+func (s *Service) resolveSession(ctx context.Context, c Caller, record bool) (Caller, error) {
 	if c.playerID != "" || !c.isPlayerToken() {
 		return c, nil
 	}
 	if s.cfg.Players == nil {
-		return c, ErrUnauthorized
+		return c, ErrInvalidToken
 	}
-	p, err := s.cfg.Players.PlayerByToken(ctx, c.hash())
+	p, sess, err := s.cfg.Players.PlayerByToken(ctx, c.hash())
 	if errors.Is(err, ErrNotFound) {
-		return c, ErrUnauthorized
+		return c, ErrInvalidToken
 	}
 	if err != nil {
 		return c, err
 	}
-	c.playerID, c.player = p.ID, &p
+	if record && sess.ID == "" {
+		if sess, err = s.adopt(ctx, sess); err != nil {
+			return c, err
+		}
+	}
+	if record {
+		s.touch(ctx, sess)
+	}
+	c.playerID, c.player, c.session = p.ID, &p, sess
 	return c, nil
 }
 
 // authorize resolves the caller against a game: a spectator (nil colour),
-// a seat, or ErrForbidden for a token that is not a seat of this game.
+// a seat, or ErrForbidden for a token that is not a seat of this game
+// (watching lets a player token with no seat in it watch as a spectator).
 // seatOnly turns a missing token into ErrUnauthorized; system callers are
 // trusted and get no seat.
 func (s *Service) authorize(st *game.State, c Caller, a access) (*chess.Color, error) {
@@ -206,7 +242,10 @@ func (s *Service) authorize(st *game.State, c Caller, a access) (*chess.Color, e
 		return nil, nil
 	}
 	color, ok := seatOf(st, c)
-	if !ok {
+	switch {
+	case !ok && a == watching && c.playerID != "":
+		return nil, nil // a player watching a game of others
+	case !ok:
 		return nil, ErrForbidden
 	}
 	return &color, nil

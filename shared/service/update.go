@@ -33,6 +33,10 @@ const (
 	anyone access = iota
 	// seatOnly: a seat token is required.
 	seatOnly
+	// watching: anyone, and a player token whose player holds no seat of
+	// the game is a spectator (the stream's subscriptions, SPEC §15); a
+	// seat token of another game is still refused.
+	watching
 	// system: the service itself (timers, the AI); no caller.
 	system
 )
@@ -47,6 +51,11 @@ type txn struct {
 	// expectedVersion pins the change to that version (else a
 	// *ConflictError with the current game).
 	expectedVersion *int64
+	// lookOnly marks a txn that only reads the game for the caller (a
+	// view, the stream): a player token is resolved without recording
+	// the session's use (the functions that serve views read players and
+	// write none).
+	lookOnly bool
 	// step returns the reducer step for the current state and the caller's
 	// seat (nil for a spectator or the system); a nil step asks only for
 	// the timeout that is due.
@@ -69,7 +78,11 @@ type outcome struct {
 // update runs t until it commits, is refused, or loses the rounds
 // retry.GameWrite allows (ErrBusy).
 func (s *Service) update(ctx context.Context, t txn) (outcome, error) {
-	caller, err := s.resolve(ctx, t.caller)
+	resolve := s.resolve
+	if t.lookOnly {
+		resolve = s.resolveLooking
+	}
+	caller, err := resolve(ctx, t.caller)
 	if err != nil {
 		return outcome{}, err
 	}

@@ -93,11 +93,11 @@ func TestCorrespondenceRemindersSurviveRestarts(t *testing.T) {
 	}
 	svc, sched, _ := start()
 
-	white, err := svc.CreatePlayer(ctx, "white")
+	white, err := svc.CreatePlayer(ctx, service.NewPlayerInput{Name: new("white")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	black, err := svc.CreatePlayer(ctx, "black")
+	black, err := svc.CreatePlayer(ctx, service.NewPlayerInput{Name: new("black")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,7 @@ func TestIndexAndPlayersSurviveReopen(t *testing.T) {
 	if err := s.Create(ctx, listedRecord("g", "p", "free", false, now, time.Time{})); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreatePlayer(ctx, service.PlayerRecord{ID: "p", Name: "n"}, "h"); err != nil {
+	if err := s.CreatePlayer(ctx, service.PlayerRecord{ID: "p", Name: "n"}, service.Session{ID: "se_1", PlayerID: "p", TokenHash: "h"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := s.Hit(ctx, "k", time.Hour, now); err != nil {
@@ -82,7 +82,7 @@ func TestIndexAndPlayersSurviveReopen(t *testing.T) {
 	if lobby, _, err := s.Lobby(ctx, "free", 10, ""); err != nil || len(lobby) != 1 {
 		t.Errorf("lobby after reopening = %q, %v", gameIDs(lobby), err)
 	}
-	if p, err := s.PlayerByToken(ctx, "h"); err != nil || p.Name != "n" {
+	if p, _, err := s.PlayerByToken(ctx, "h"); err != nil || p.Name != "n" {
 		t.Errorf("PlayerByToken after reopening = %+v, %v", p, err)
 	}
 	if c, _, err := s.Hit(ctx, "k", time.Hour, now); err != nil || c != 2 {
@@ -134,5 +134,38 @@ func TestDeleteExpiredData(t *testing.T) {
 	}
 	if h, err := s.ClaimSlot(ctx, "abandoned", "w", 24*time.Hour, now); err != nil || h != "w" {
 		t.Errorf("the abandoned slot after the sweep: %q, %v; want free", h, err)
+	}
+}
+
+// TestDeleteExpiredTombstones: a deleted player's token tombstones stay
+// until their time and the sweep removes them after it, leaving live
+// sessions alone.
+func TestDeleteExpiredTombstones(t *testing.T) {
+	s := openStore(t, filepath.Join(t.TempDir(), "games.db"))
+	ctx := context.Background()
+	now := time.Now()
+	for _, p := range []struct{ id, hash string }{{"gone", "h-gone"}, {"stays", "h-stays"}, {"live", "h-live"}} {
+		if err := s.CreatePlayer(ctx, service.PlayerRecord{ID: p.id}, service.Session{ID: "se_" + p.id, PlayerID: p.id, TokenHash: p.hash}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.EndSessions(ctx, "gone", now.Add(-time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.EndSessions(ctx, "stays", now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.DeleteExpiredData(ctx, now); err != nil || n != 1 {
+		t.Fatalf("DeleteExpiredData = %d, %v; want 1 (the tombstone past its time)", n, err)
+	}
+	if _, _, err := s.PlayerByToken(ctx, "h-gone"); !errors.Is(err, service.ErrNotFound) {
+		t.Errorf("the swept tombstone's token: %v; want ErrNotFound", err)
+	}
+	var deleted *service.DeletedError
+	if _, _, err := s.PlayerByToken(ctx, "h-stays"); !errors.As(err, &deleted) || deleted.PlayerID != "stays" {
+		t.Errorf("the kept tombstone's token: %v; want DeletedError", err)
+	}
+	if p, _, err := s.PlayerByToken(ctx, "h-live"); err != nil || p.ID != "live" {
+		t.Errorf("a live token after the sweep: %+v, %v", p, err)
 	}
 }

@@ -14,12 +14,16 @@ import (
 	"chessapi/shared/store/internal/rules"
 )
 
-// Players, their tokens, link codes, counters and pairing slots, each in
-// its own bucket, created by the first write that needs it:
+// Players, their sessions, blocks, link codes, counters and pairing slots,
+// each in its own bucket, created by the first write that needs it:
 //
-//	players        player id  → JSON playerValue
-//	player.tokens  token hash → player id
-//	link.codes     code hash  → varint validUntil (epoch ms) | player id
+//	players          player id  → JSON playerValue
+//	sessions         token hash → JSON sessionValue (a session, or a deleted player's tombstone)
+//	player.sessions  lp(player id) | session id → token hash
+//	player.tokens    token hash → player id (tokens issued before sessions, until adopted)
+//	blocks           lp(player id) | blocked id → varint createdAt (epoch ms)
+//	blocked.by       lp(blocked id) | player id → empty (who blocks a player, for its deletion)
+//	link.codes       code hash  → varint validUntil (epoch ms) | player id
 //	counters       lp(key) | window ns (8 bytes) | window start (8 bytes) → varint count
 //	slots          slot key   → varint claimedAt (epoch ms) | varint sweepAfter (epoch ms) | holder
 //
@@ -28,7 +32,8 @@ import (
 // in DynamoDB, and is fsynced before it is acknowledged. Expired link
 // codes, ended counter windows and abandoned slots are treated as absent
 // by the reads and claims; DeleteExpiredData removes them (the sweeper
-// runs it), the local stand-in for the data table's TTL.
+// runs it), the local stand-in for the data table's TTL; it removes the
+// tombstones of deleted players' tokens after their time too.
 var (
 	playersBucket  = []byte("players")
 	tokensBucket   = []byte("player.tokens")
@@ -41,18 +46,31 @@ var _ service.Players = (*Store)(nil)
 
 // playerValue is a player as stored.
 type playerValue struct {
-	Name       string   `json:"name"`
-	Rating     int      `json:"rating"`
-	RatedGames int      `json:"ratedGames"`
-	CreatedAt  *int64   `json:"createdAtMs,omitempty"` // epoch ms; absent when zero
-	Version    int64    `json:"version"`
-	Applied    []string `json:"applied,omitempty"`
+	Name          string        `json:"name"`
+	Rating        int           `json:"rating"`
+	RatedGames    int           `json:"ratedGames"`
+	CreatedAt     *int64        `json:"createdAtMs,omitempty"` // epoch ms; absent when zero
+	Version       int64         `json:"version"`
+	Applied       []string      `json:"applied,omitempty"`
+	RatingHistory []ratingValue `json:"ratingHistory,omitempty"`
+	RecoveryHash  string        `json:"recoveryHash,omitempty"`
+}
+
+// ratingValue is one rating application as stored.
+type ratingValue struct {
+	GameID string `json:"g"`
+	At     int64  `json:"at"` // epoch ms
+	Before int    `json:"b"`
+	After  int    `json:"a"`
 }
 
 func encodePlayer(p service.PlayerRecord) []byte {
-	v := playerValue{Name: p.Name, Rating: p.Rating, RatedGames: p.RatedGames, Version: p.Version, Applied: p.Applied}
+	v := playerValue{Name: p.Name, Rating: p.Rating, RatedGames: p.RatedGames, Version: p.Version, Applied: p.Applied, RecoveryHash: p.RecoveryHash}
 	if ms, ok := rules.PlayerCreatedAt(p.CreatedAt); ok {
 		v.CreatedAt = &ms
+	}
+	for _, e := range p.RatingHistory {
+		v.RatingHistory = append(v.RatingHistory, ratingValue{GameID: e.GameID, At: e.At.UnixMilli(), Before: e.Before, After: e.After})
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -69,12 +87,15 @@ func decodePlayer(id string, value []byte) (service.PlayerRecord, error) {
 	if v.Version < 1 {
 		return service.PlayerRecord{}, fmt.Errorf("%w: player %q: version %d", errCorrupt, id, v.Version)
 	}
-	p := service.PlayerRecord{ID: id, Name: v.Name, Rating: v.Rating, RatedGames: v.RatedGames, Version: v.Version}
+	p := service.PlayerRecord{ID: id, Name: v.Name, Rating: v.Rating, RatedGames: v.RatedGames, Version: v.Version, RecoveryHash: v.RecoveryHash}
 	if v.CreatedAt != nil {
 		p.CreatedAt = rules.Millis(*v.CreatedAt)
 	}
 	if len(v.Applied) > 0 {
 		p.Applied = v.Applied
+	}
+	for _, e := range v.RatingHistory {
+		p.RatingHistory = append(p.RatingHistory, service.RatingEntry{GameID: e.GameID, At: rules.Millis(e.At), Before: e.Before, After: e.After})
 	}
 	return p, nil
 }
@@ -113,24 +134,24 @@ func (s *Store) run(ctx context.Context, fn func(tx *bolt.Tx) (outcome, err erro
 	return s.write(ctx, &writeOp{run: fn})
 }
 
-// CreatePlayer stores a new player (Version 1) with its first token;
-// service.ErrAlreadyExists if the id or the token hash is taken. Both are
-// written in one transaction.
-func (s *Store) CreatePlayer(ctx context.Context, p service.PlayerRecord, tokenHash string) error {
-	err := validateNewPlayer(&p, tokenHash)
+// CreatePlayer stores a new player (Version 1) with its first session;
+// service.ErrAlreadyExists if the id, the session or the token hash is
+// taken. All of it is written in one transaction.
+func (s *Store) CreatePlayer(ctx context.Context, p service.PlayerRecord, first service.Session) error {
+	err := validateNewPlayer(&p, first)
 	if err == nil {
 		value := encodePlayer(p)
 		err = s.run(ctx, func(tx *bolt.Tx) (error, error) {
 			if get(tx, playersBucket, p.ID) != nil {
 				return fmt.Errorf("player id: %w", service.ErrAlreadyExists), nil
 			}
-			if get(tx, tokensBucket, tokenHash) != nil {
-				return fmt.Errorf("token hash: %w", service.ErrAlreadyExists), nil
+			if refused := sessionTaken(tx, first); refused != nil {
+				return refused, nil
 			}
 			if err := put(tx, playersBucket, p.ID, value); err != nil {
 				return nil, err
 			}
-			return nil, put(tx, tokensBucket, tokenHash, []byte(p.ID))
+			return nil, putSession(tx, first)
 		})
 	}
 	if err != nil {
@@ -140,7 +161,7 @@ func (s *Store) CreatePlayer(ctx context.Context, p service.PlayerRecord, tokenH
 }
 
 // validateNewPlayer checks CreatePlayer's arguments and sets Version 1.
-func validateNewPlayer(p *service.PlayerRecord, tokenHash string) error {
+func validateNewPlayer(p *service.PlayerRecord, first service.Session) error {
 	if p.Version != 0 && p.Version != 1 {
 		return fmt.Errorf("a new player's Version is 1, not %d", p.Version)
 	}
@@ -148,7 +169,10 @@ func validateNewPlayer(p *service.PlayerRecord, tokenHash string) error {
 	if err := rules.ValidatePlayer(*p); err != nil {
 		return err
 	}
-	return rules.ValidateKey("token hash", tokenHash)
+	if first.PlayerID != p.ID {
+		return fmt.Errorf("the first session is of player %q, not %q", first.PlayerID, p.ID)
+	}
+	return rules.ValidateSession(first)
 }
 
 // Player reads a player; service.ErrNotFound if there is none.
@@ -182,28 +206,6 @@ func (s *Store) view(ctx context.Context, fn func(tx *bolt.Tx) error) error {
 	return s.db.View(fn)
 }
 
-// PlayerByToken reads the player a token hash belongs to;
-// service.ErrNotFound if the hash is unknown.
-func (s *Store) PlayerByToken(ctx context.Context, tokenHash string) (service.PlayerRecord, error) {
-	var p service.PlayerRecord
-	err := rules.ValidateKey("token hash", tokenHash)
-	if err == nil {
-		err = s.view(ctx, func(tx *bolt.Tx) error {
-			id := get(tx, tokensBucket, tokenHash)
-			if id == nil {
-				return service.ErrNotFound
-			}
-			var err error
-			p, err = readPlayer(tx, string(id))
-			return err
-		})
-	}
-	if err != nil {
-		return service.PlayerRecord{}, fmt.Errorf("boltstore: player of a token: %w", err)
-	}
-	return p, nil
-}
-
 // UpdatePlayer replaces the player if its stored Version is
 // expectedVersion; service.ErrVersionConflict otherwise, also when there
 // is no such player.
@@ -228,30 +230,6 @@ func (s *Store) UpdatePlayer(ctx context.Context, p service.PlayerRecord, expect
 	}
 	if err != nil {
 		return fmt.Errorf("boltstore: update player %q from version %d: %w", p.ID, expectedVersion, err)
-	}
-	return nil
-}
-
-// AddToken adds another token hash for a player; service.ErrAlreadyExists
-// if the hash is taken, service.ErrNotFound if there is no such player.
-func (s *Store) AddToken(ctx context.Context, playerID, tokenHash string) error {
-	err := rules.ValidateKey("player id", playerID)
-	if err == nil {
-		err = rules.ValidateKey("token hash", tokenHash)
-	}
-	if err == nil {
-		err = s.run(ctx, func(tx *bolt.Tx) (error, error) {
-			if get(tx, playersBucket, playerID) == nil {
-				return service.ErrNotFound, nil
-			}
-			if get(tx, tokensBucket, tokenHash) != nil {
-				return fmt.Errorf("token hash: %w", service.ErrAlreadyExists), nil
-			}
-			return nil, put(tx, tokensBucket, tokenHash, []byte(playerID))
-		})
-	}
-	if err != nil {
-		return fmt.Errorf("boltstore: add token for player %q: %w", playerID, err)
 	}
 	return nil
 }
@@ -481,8 +459,9 @@ func (s *Store) ReleaseSlot(ctx context.Context, key, value string) error {
 }
 
 // DeleteExpiredData removes the link codes expired at now, the counters
-// whose window ended more than rules.CounterGrace before now and the slots
-// abandoned longer than their holder's ttl plus rules.SlotGrace, and
+// whose window ended more than rules.CounterGrace before now, the slots
+// abandoned longer than their holder's ttl plus rules.SlotGrace and the
+// tombstones of deleted players' tokens past their time, and
 // returns how many it removed. Nothing it removes could still change an
 // answer: reads and claims already treat all of it as absent.
 func (s *Store) DeleteExpiredData(ctx context.Context, now time.Time) (int, error) {
@@ -507,6 +486,7 @@ func (s *Store) DeleteExpiredData(ctx context.Context, now time.Time) (int, erro
 				_, sweepAfter, _, err := decodeSlot(v)
 				return err == nil && now.UnixMilli() >= sweepAfter, err
 			}},
+			{sessionsBucket, func(_, v []byte) (bool, error) { return expiredTombstone(v, now) }},
 		}
 		for _, sw := range sweeps {
 			b := tx.Bucket(sw.bucket)

@@ -37,8 +37,12 @@ func TestTemplateGrantsOnlyTheFunctionsPartitions(t *testing.T) {
 	// The service's counter of wrong link codes (shared/service
 	// players.go: "linkfail#<client>"), counted in the hit# partitions.
 	linkFail := hitPrefix + serviceLinkFailKey(t) + "*"
+	// The service's counter of wrong recovery codes (shared/service
+	// accounts.go: "recoverfail#<player>").
+	recoverFail := hitPrefix + serviceCounterKey(t, "accounts.go", `"recoverfail#" + playerID`, "recoverfail#") + "*"
 	const (
 		get, put, update, del, query = "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:Query"
+		batchGet                     = "dynamodb:BatchGetItem"
 	)
 	all := func(actions []string, prefixes ...string) map[string][]string {
 		m := map[string][]string{}
@@ -64,10 +68,15 @@ func TestTemplateGrantsOnlyTheFunctionsPartitions(t *testing.T) {
 	// marks, the devices and (a gone one removed) its token's owner.
 	notifications := all([]string{get, put, update, del}, devicesPrefix+"*", deviceTokenPrefix+"*", inboxPrefix+"*")
 	want := map[string]map[string][]string{
-		// Players, tokens, link codes, the wrong-code counter, pairing slots.
+		// Players (their sessions' entries and blocks queried and read in
+		// batches), tokens, link codes, the wrong-code counters, pairing
+		// slots.
+		// And an ended session's connections, found under its token.
 		// And devices, their tokens' owners and the inboxes (SPEC §16.3).
-		"MoveFunction": merge(all([]string{get, put, update, del},
-			playerPrefix+"*", tokenPrefix+"*", linkPrefix+"*", linkFail, slotPrefix+"*", devicesPrefix+"*", deviceTokenPrefix+"*", inboxPrefix+"*"),
+		"MoveFunction": merge(all([]string{get, put, update, del, query, batchGet},
+			playerPrefix+"*", tokenPrefix+"*", linkPrefix+"*", linkFail, recoverFail, slotPrefix+"*"),
+			all([]string{query, del}, tokenConnPrefix+"*", connPrefix+"*", subPrefix+"*"),
+			all([]string{get, put, update, del}, devicesPrefix+"*", deviceTokenPrefix+"*", inboxPrefix+"*"),
 			all([]string{query}, inboxPrefix+"*")),
 		"ViewFunction": readPlayers,
 		"PollFunction": readPlayers,
@@ -83,10 +92,10 @@ func TestTemplateGrantsOnlyTheFunctionsPartitions(t *testing.T) {
 		),
 		"AiSeatFunction": {},
 		// Connections and subscriptions, and the views they push.
-		"StreamFunction": merge(all([]string{get, put, del, query}, connPrefix+"*", subPrefix+"*"), readPlayers),
+		"StreamFunction": merge(all([]string{get, put, del, query}, connPrefix+"*", subPrefix+"*", tokenConnPrefix+"*"), readPlayers),
 		// A game's subscribers, gone connections deleted, ratings applied,
 		// a commit's notifications delivered.
-		"FanoutFunction": merge(all([]string{get, del, query}, connPrefix+"*", subPrefix+"*"), all([]string{get, put}, playerPrefix+"*"), notifications),
+		"FanoutFunction": merge(all([]string{get, del, query}, connPrefix+"*", subPrefix+"*", tokenConnPrefix+"*"), all([]string{get, put}, playerPrefix+"*"), notifications),
 	}
 	granted := map[string]bool{}
 	for _, fn := range tmpl.Functions {
@@ -208,6 +217,20 @@ func partitionPrefixes(t *testing.T) map[string]string {
 
 // serviceLinkFailKey reads the service's counter key prefix for wrong
 // link codes from its source (it is not exported).
+// serviceCounterKey checks that the service's file still counts under
+// key (the Go expression) and returns the key's prefix.
+func serviceCounterKey(t *testing.T, file, key, prefix string) string {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("..", "..", "service", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), key) {
+		t.Fatalf("shared/service/%s no longer counts under %s: update the template's grant and this test", file, key)
+	}
+	return prefix
+}
+
 func serviceLinkFailKey(t *testing.T) string {
 	t.Helper()
 	src, err := os.ReadFile(filepath.Join("..", "..", "service", "players.go"))

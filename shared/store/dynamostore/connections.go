@@ -89,6 +89,9 @@ func (d *Data) PutConnection(ctx context.Context, c Connection) error {
 	if _, err := d.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(d.table), Item: item}); err != nil {
 		return fmt.Errorf("dynamostore: put connection %s: %w", c.ID, err)
 	}
+	if err := d.putTokenConnection(ctx, c); err != nil { // connections_tokens.go
+		return fmt.Errorf("dynamostore: put connection %s: %w", c.ID, err)
+	}
 	return nil
 }
 
@@ -191,6 +194,11 @@ func (d *Data) DeleteConnection(ctx context.Context, id string) ([]Subscription,
 	var errs []error
 	for _, it := range items {
 		sk := str(it, attrSK)
+		if sk == connSK {
+			if err := d.deleteTokenConnection(ctx, str(it, "tokenHash"), id); err != nil { // connections_tokens.go
+				errs = append(errs, err)
+			}
+		}
 		if game, ok := strings.CutPrefix(sk, subPrefix); ok {
 			subs = append(subs, subscriptionOf(it))
 			if _, err := d.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(d.table), Key: key(subPrefix+game, id)}); err != nil {

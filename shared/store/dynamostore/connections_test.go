@@ -83,3 +83,56 @@ func TestConnectionsAgainstEmulators(t *testing.T) {
 		})
 	}
 }
+
+// TestTokenConnectionsAgainstEmulators: the connections made with a token
+// are found under it and dropped together (a session's end), those of
+// other tokens and spectators untouched; a connection that closes takes
+// its entry along.
+func TestTokenConnectionsAgainstEmulators(t *testing.T) {
+	for _, kind := range emulators {
+		t.Run(string(kind), func(t *testing.T) {
+			endpoint := emulatortest.Start(t, kind)
+			d, err := dynamostore.NewData(dynamodb.NewFromConfig(emulator.Config(endpoint)), emulatortest.NewDataTable(t, endpoint))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := t.Context()
+			exp := time.Now().Add(time.Hour)
+			for _, c := range []dynamostore.Connection{
+				{ID: "a1", TokenHash: "ended", ExpiresAt: exp}, {ID: "a2", TokenHash: "ended", ExpiresAt: exp},
+				{ID: "b1", TokenHash: "other", ExpiresAt: exp}, {ID: "s1", ExpiresAt: exp},
+			} {
+				if err := d.PutConnection(ctx, c); err != nil {
+					t.Fatal(err)
+				}
+				if err := d.Subscribe(ctx, dynamostore.Subscription{GameID: "g", ConnID: c.ID, Seat: "white", TokenHash: c.TokenHash, ExpiresAt: exp}, 10); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if conns, err := d.TokenConnections(ctx, "ended"); err != nil || !slices.Equal(conns, []string{"a1", "a2"}) {
+				t.Fatalf("TokenConnections(ended) = %v, %v", conns, err)
+			}
+			if n, err := d.DropTokenConnections(ctx, "ended"); err != nil || n != 2 {
+				t.Fatalf("DropTokenConnections = %d, %v; want 2", n, err)
+			}
+			for _, id := range []string{"a1", "a2"} {
+				if _, err := d.Connection(ctx, id); !errors.Is(err, dynamostore.ErrNoConnection) {
+					t.Errorf("Connection(%s) after the drop = %v; want ErrNoConnection", id, err)
+				}
+			}
+			subs, err := d.Subscribers(ctx, "g")
+			if err != nil || len(subs) != 2 || slices.ContainsFunc(subs, func(s dynamostore.Subscription) bool { return s.TokenHash == "ended" }) {
+				t.Errorf("subscribers after the drop = %+v, %v; want the other token's and the spectator's", subs, err)
+			}
+			if conns, err := d.TokenConnections(ctx, "ended"); err != nil || len(conns) != 0 {
+				t.Errorf("TokenConnections after the drop = %v, %v; want none", conns, err)
+			}
+			if _, err := d.DeleteConnection(ctx, "b1"); err != nil {
+				t.Fatal(err)
+			}
+			if conns, err := d.TokenConnections(ctx, "other"); err != nil || len(conns) != 0 {
+				t.Errorf("TokenConnections after the connection closed = %v, %v; want none", conns, err)
+			}
+		})
+	}
+}

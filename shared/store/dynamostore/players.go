@@ -15,11 +15,12 @@ import (
 	"chessapi/shared/store/internal/rules"
 )
 
-// Players, tokens, link codes, counters and pairing slots in the data
-// table (one item each, sort key = the kind):
+// Players, their sessions and blocks, link codes, counters and pairing
+// slots in the data table (one item each, sort key = the kind):
 //
-//	pk "player#<id>"                       sk "player"  name, rating, ratedGames, createdAt (ms), version, applied (L of S)
-//	pk "ptoken#<hash>"                     sk "ptoken"  playerId
+//	pk "player#<id>"                       sk "player"  name, rating, ratedGames, createdAt (ms), version, applied (L of S),
+//	                                                    ratingHistory (L of M g, at, b, a), recoveryHash
+//	pk "ptoken#<hash>"                     sk "ptoken"  playerId, and the session (players_sessions.go)
 //	pk "link#<hash>"                       sk "link"    playerId, validUntil (ms), expiresAt (TTL)
 //	pk "hit#<key>#<window ns>#<start ns>"  sk "hit"     count, expiresAt (TTL)
 //	pk "slot#<key>"                        sk "slot"    holder, claimedAt (ms), expiresAt (TTL)
@@ -53,6 +54,8 @@ const (
 	attrPVersion   = "version"
 	attrApplied    = "applied"
 	attrValidUntil = "validUntil"
+	attrHistory    = "ratingHistory"
+	attrRecovery   = "recoveryHash"
 	attrCount      = "count"
 	attrHolder     = "holder"
 	attrClaimedAt  = "claimedAt"
@@ -105,6 +108,12 @@ func playerItem(p service.PlayerRecord) map[string]types.AttributeValue {
 			list[i] = s(id)
 		}
 		item[attrApplied] = &types.AttributeValueMemberL{Value: list}
+	}
+	if len(p.RatingHistory) > 0 {
+		item[attrHistory] = historyList(p.RatingHistory)
+	}
+	if p.RecoveryHash != "" {
+		item[attrRecovery] = s(p.RecoveryHash)
 	}
 	return item
 }
@@ -164,22 +173,37 @@ func decodePlayer(id string, item map[string]types.AttributeValue) (service.Play
 			p.Applied = append(p.Applied, id.Value)
 		}
 	}
+	if v, found := item[attrHistory]; found {
+		history, err := decodeHistory(v)
+		if err != nil {
+			return fail(attrHistory, err.Error())
+		}
+		p.RatingHistory = history
+	}
+	if v, found := item[attrRecovery]; found {
+		h, ok := v.(*types.AttributeValueMemberS)
+		if !ok {
+			return fail(attrRecovery, "not a string")
+		}
+		p.RecoveryHash = h.Value
+	}
 	return p, nil
 }
 
-// CreatePlayer stores a new player (Version 1) with its first token's
-// hash; service.ErrAlreadyExists if the id or the hash is taken. The
-// player item is written first, then the token item, each conditioned on
-// not existing: a crash between them leaves a player no token reaches
-// (unusable, never half-usable), and a taken hash undoes the player.
-func (d *Data) CreatePlayer(ctx context.Context, p service.PlayerRecord, tokenHash string) error {
-	if err := d.createPlayer(ctx, p, tokenHash); err != nil {
+// CreatePlayer stores a new player (Version 1) with its first session;
+// service.ErrAlreadyExists if the id, the session or the token hash is
+// taken. The player item is written first, then the session's entry under
+// the player, then the token item, each conditioned on not existing: a
+// crash in between leaves a player no token reaches (unusable, never
+// half-usable), and a taken hash undoes the others.
+func (d *Data) CreatePlayer(ctx context.Context, p service.PlayerRecord, first service.Session) error {
+	if err := d.createPlayer(ctx, p, first); err != nil {
 		return fmt.Errorf("dynamostore: create player %q: %w", p.ID, err)
 	}
 	return nil
 }
 
-func (d *Data) createPlayer(ctx context.Context, p service.PlayerRecord, tokenHash string) error {
+func (d *Data) createPlayer(ctx context.Context, p service.PlayerRecord, first service.Session) error {
 	if p.Version != 0 && p.Version != 1 {
 		return fmt.Errorf("a new player's Version is 1, not %d", p.Version)
 	}
@@ -187,26 +211,22 @@ func (d *Data) createPlayer(ctx context.Context, p service.PlayerRecord, tokenHa
 	if err := rules.ValidatePlayer(p); err != nil {
 		return err
 	}
-	if err := rules.ValidateKey("token hash", tokenHash); err != nil {
+	if first.PlayerID != p.ID {
+		return fmt.Errorf("the first session is of player %q, not %q", first.PlayerID, p.ID)
+	}
+	if err := rules.ValidateSession(first); err != nil {
 		return err
 	}
-	notExists := "attribute_not_exists(#pk)"
-	pkName := map[string]string{"#pk": attrPK}
-	err := d.put(ctx, playerItem(p), notExists, pkName, nil)
+	err := d.put(ctx, playerItem(p), "attribute_not_exists(#pk)", map[string]string{"#pk": attrPK}, nil)
 	if isConditionFailed(err) {
 		return fmt.Errorf("player id: %w", service.ErrAlreadyExists)
 	}
 	if err != nil {
 		return err
 	}
-	token := key(tokenPrefix+tokenHash, tokenSK)
-	token[attrPlayerID] = s(p.ID)
-	err = d.put(ctx, token, notExists, pkName, nil)
+	err = d.putSession(ctx, first)
 	if err == nil {
 		return nil
-	}
-	if isConditionFailed(err) {
-		err = fmt.Errorf("token hash: %w", service.ErrAlreadyExists)
 	}
 	// Undo the player, only as this call wrote it (version 1).
 	_, undoErr := d.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
@@ -245,34 +265,6 @@ func (d *Data) player(ctx context.Context, id string) (service.PlayerRecord, err
 	return decodePlayer(id, item)
 }
 
-// PlayerByToken reads the player a token hash belongs to: the token item,
-// then the player; service.ErrNotFound if either is missing.
-func (d *Data) PlayerByToken(ctx context.Context, tokenHash string) (service.PlayerRecord, error) {
-	p, err := d.playerByToken(ctx, tokenHash)
-	if err != nil {
-		return service.PlayerRecord{}, fmt.Errorf("dynamostore: player of a token: %w", err)
-	}
-	return p, nil
-}
-
-func (d *Data) playerByToken(ctx context.Context, tokenHash string) (service.PlayerRecord, error) {
-	if err := rules.ValidateKey("token hash", tokenHash); err != nil {
-		return service.PlayerRecord{}, err
-	}
-	item, err := d.getItem(ctx, tokenPrefix+tokenHash, tokenSK)
-	if err != nil {
-		return service.PlayerRecord{}, err
-	}
-	if item == nil {
-		return service.PlayerRecord{}, service.ErrNotFound
-	}
-	id := str(item, attrPlayerID)
-	if id == "" {
-		return service.PlayerRecord{}, &PlayerItemError{Attribute: attrPlayerID, Reason: "token item without a player id"}
-	}
-	return d.player(ctx, id)
-}
-
 // UpdatePlayer replaces the player if its stored version is still
 // expectedVersion (a PutItem conditioned on it);
 // service.ErrVersionConflict otherwise, also when there is no player.
@@ -287,29 +279,6 @@ func (d *Data) UpdatePlayer(ctx context.Context, p service.PlayerRecord, expecte
 	}
 	if err != nil {
 		return fmt.Errorf("dynamostore: update player %q from version %d: %w", p.ID, expectedVersion, err)
-	}
-	return nil
-}
-
-// AddToken adds another token hash for a player (a read of the player,
-// then a PutItem conditioned on the hash being new);
-// service.ErrAlreadyExists if the hash is taken, service.ErrNotFound if
-// there is no such player.
-func (d *Data) AddToken(ctx context.Context, playerID, tokenHash string) error {
-	err := rules.ValidateKey("token hash", tokenHash)
-	if err == nil {
-		_, err = d.player(ctx, playerID)
-	}
-	if err == nil {
-		token := key(tokenPrefix+tokenHash, tokenSK)
-		token[attrPlayerID] = s(playerID)
-		err = d.put(ctx, token, "attribute_not_exists(#pk)", map[string]string{"#pk": attrPK}, nil)
-		if isConditionFailed(err) {
-			err = fmt.Errorf("token hash: %w", service.ErrAlreadyExists)
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("dynamostore: add token for player %q: %w", playerID, err)
 	}
 	return nil
 }

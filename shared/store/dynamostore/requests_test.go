@@ -52,23 +52,28 @@ func TestRequestsPerCall(t *testing.T) {
 			return store.Update(ctx, next, 1)
 		}, map[string]int{"PutItem": 1}},
 		{"PlayerGames", func() error { _, _, err := store.PlayerGames(ctx, "p1", false, 20, ""); return err }, map[string]int{"Query": 2}},
+		{"GetGames (a page's games)", func() error { _, err := store.GetGames(ctx, []string{"counted", "missing"}); return err }, map[string]int{"BatchGetItem": 1}},
 		{"Lobby", func() error { _, _, err := store.Lobby(ctx, "free", 20, ""); return err }, map[string]int{"Query": 1}},
-		{"CreatePlayer", func() error { return d.CreatePlayer(ctx, player, "h1") }, map[string]int{"PutItem": 2}},
+		{"CreatePlayer", func() error { return d.CreatePlayer(ctx, player, session("p1", "s1", "h1")) }, map[string]int{"PutItem": 3}},
 		{"CreatePlayer with a taken token hash (undone)", func() error {
-			err := d.CreatePlayer(ctx, service.PlayerRecord{ID: "p2"}, "h1")
+			err := d.CreatePlayer(ctx, service.PlayerRecord{ID: "p2"}, session("p2", "s2", "h1"))
 			return expect(err, service.ErrAlreadyExists)
-		}, map[string]int{"PutItem": 2, "DeleteItem": 1}},
+		}, map[string]int{"PutItem": 3, "DeleteItem": 2}},
 		{"CreatePlayer with a taken id", func() error {
-			return expect(d.CreatePlayer(ctx, player, "h9"), service.ErrAlreadyExists)
+			return expect(d.CreatePlayer(ctx, player, session("p1", "s9", "h9")), service.ErrAlreadyExists)
 		}, map[string]int{"PutItem": 1}},
 		{"Player", func() error { _, err := d.Player(ctx, "p1"); return err }, map[string]int{"GetItem": 1}},
-		{"PlayerByToken", func() error { _, err := d.PlayerByToken(ctx, "h1"); return err }, map[string]int{"GetItem": 2}},
+		{"PlayerByToken", func() error { _, _, err := d.PlayerByToken(ctx, "h1"); return err }, map[string]int{"GetItem": 2}},
+		{"TouchSession", func() error { return d.TouchSession(ctx, session("p1", "s1", "h1"), now) }, map[string]int{"UpdateItem": 1}},
+		{"Sessions", func() error { _, err := d.Sessions(ctx, "p1"); return err }, map[string]int{"Query": 1, "BatchGetItem": 1}},
+		{"Blocked", func() error { _, err := d.Blocked(ctx, "p1", "p2"); return err }, map[string]int{"BatchGetItem": 1}},
 		{"UpdatePlayer", func() error {
 			p := player
 			p.Version = 2
 			return d.UpdatePlayer(ctx, p, 1)
 		}, map[string]int{"PutItem": 1}},
-		{"AddToken", func() error { return d.AddToken(ctx, "p1", "h2") }, map[string]int{"GetItem": 1, "PutItem": 1}},
+		{"AddSession", func() error { return d.AddSession(ctx, session("p1", "s3", "h2")) }, map[string]int{"GetItem": 1, "PutItem": 2}},
+		{"DeleteSession", func() error { _, err := d.DeleteSession(ctx, "p1", "s3"); return err }, map[string]int{"GetItem": 1, "DeleteItem": 2}},
 		{"PutLinkCode", func() error { return d.PutLinkCode(ctx, "c1", "p1", now.Add(10*time.Minute)) }, map[string]int{"PutItem": 1}},
 		{"ClaimLinkCode", func() error { _, err := d.ClaimLinkCode(ctx, "c1", now); return err }, map[string]int{"DeleteItem": 1}},
 		{"ClaimLinkCode of a used code", func() error {
@@ -99,6 +104,11 @@ func TestRequestsPerCall(t *testing.T) {
 			t.Logf("%s: %v", step.name, got)
 		}
 	}
+}
+
+// session is a session of player with id and token hash.
+func session(player, id, hash string) service.Session {
+	return service.Session{ID: id, PlayerID: player, TokenHash: hash, CreatedAt: time.Now()}
 }
 
 // expect turns the wanted sentinel into nil and anything else into an

@@ -41,6 +41,7 @@ func RunPlayers(t *testing.T, newPlayers func(t *testing.T) service.Players) {
 	t.Run("SlotSingleWinner", func(t *testing.T) { testSlotSingleWinner(t, newPlayers(t)) })
 	t.Run("SlotStaleAndRelease", func(t *testing.T) { testSlotStaleAndRelease(t, newPlayers(t)) })
 	t.Run("EmptyArguments", func(t *testing.T) { testPlayersEmptyArguments(t, newPlayers(t)) })
+	runAccounts(t, newPlayers)
 }
 
 func newPlayer() service.PlayerRecord {
@@ -66,9 +67,24 @@ func storedPlayer(p service.PlayerRecord) service.PlayerRecord {
 	return p
 }
 
+// historyEqual compares rating histories to the millisecond, in UTC.
+func historyEqual(got, want []service.RatingEntry) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		if g.GameID != w.GameID || g.Before != w.Before || g.After != w.After || !g.At.Equal(w.At.Truncate(time.Millisecond)) || g.At.Location() != time.UTC {
+			return false
+		}
+	}
+	return true
+}
+
 func playerDiff(got, want service.PlayerRecord) string {
 	if got.ID != want.ID || got.Name != want.Name || got.Rating != want.Rating || got.RatedGames != want.RatedGames ||
 		got.Version != want.Version || !got.CreatedAt.Equal(want.CreatedAt) || !slices.Equal(got.Applied, want.Applied) ||
+		got.RecoveryHash != want.RecoveryHash || !historyEqual(got.RatingHistory, want.RatingHistory) ||
 		(got.Applied == nil) != (want.Applied == nil) || (!got.CreatedAt.IsZero() && got.CreatedAt.Location() != time.UTC) {
 		return fmt.Sprintf("%+v, want %+v", got, want)
 	}
@@ -88,7 +104,7 @@ func mustPlayer(t *testing.T, ps service.Players, want service.PlayerRecord) {
 
 func mustCreatePlayer(t *testing.T, ps service.Players, p service.PlayerRecord, tokenHash string) service.PlayerRecord {
 	t.Helper()
-	if err := ps.CreatePlayer(ctxFor(t), p, tokenHash); err != nil {
+	if err := ps.CreatePlayer(ctxFor(t), p, sessionFor(p.ID, tokenHash)); err != nil {
 		t.Fatalf("CreatePlayer(%q) = %v", p.ID, err)
 	}
 	p.Version = 1
@@ -100,7 +116,7 @@ func testCreateAndRead(t *testing.T, ps service.Players) {
 	hash := newHash("token")
 	p = mustCreatePlayer(t, ps, p, hash)
 	mustPlayer(t, ps, p)
-	got, err := ps.PlayerByToken(ctxFor(t), hash)
+	got, _, err := ps.PlayerByToken(ctxFor(t), hash)
 	if err != nil || playerDiff(got, storedPlayer(p)) != "" {
 		t.Fatalf("PlayerByToken = %+v, %v; want %+v", got, err, storedPlayer(p))
 	}
@@ -113,12 +129,12 @@ func testCreateAndRead(t *testing.T, ps service.Players) {
 	if _, err := ps.Player(ctxFor(t), newPlayerID("nobody")); !errors.Is(err, service.ErrNotFound) {
 		t.Errorf("Player(unknown) = %v; want ErrNotFound", err)
 	}
-	if _, err := ps.PlayerByToken(ctxFor(t), newHash("unknown")); !errors.Is(err, service.ErrNotFound) {
+	if _, _, err := ps.PlayerByToken(ctxFor(t), newHash("unknown")); !errors.Is(err, service.ErrNotFound) {
 		t.Errorf("PlayerByToken(unknown) = %v; want ErrNotFound", err)
 	}
 	bad := newPlayer()
 	bad.Version = 7
-	if err := ps.CreatePlayer(ctxFor(t), bad, newHash("token")); err == nil {
+	if err := ps.CreatePlayer(ctxFor(t), bad, sessionFor(bad.ID, newHash("token"))); err == nil {
 		t.Errorf("CreatePlayer with Version 7 = nil; want an error")
 	}
 }
@@ -128,24 +144,24 @@ func testCreateTaken(t *testing.T, ps service.Players) {
 	hash := newHash("token")
 	intruder := p
 	intruder.Name = "intruder"
-	if err := ps.CreatePlayer(ctxFor(t), intruder, hash); !errors.Is(err, service.ErrAlreadyExists) {
+	if err := ps.CreatePlayer(ctxFor(t), intruder, sessionFor(intruder.ID, hash)); !errors.Is(err, service.ErrAlreadyExists) {
 		t.Fatalf("CreatePlayer with a taken id = %v; want ErrAlreadyExists", err)
 	}
 	mustPlayer(t, ps, p)
-	if got, err := ps.PlayerByToken(ctxFor(t), hash); !errors.Is(err, service.ErrNotFound) {
+	if got, _, err := ps.PlayerByToken(ctxFor(t), hash); !errors.Is(err, service.ErrNotFound) {
 		t.Fatalf("the refused player's token resolves to %+v, %v; want ErrNotFound", got, err)
 	}
 
 	taken := newHash("token")
 	owner := mustCreatePlayer(t, ps, newPlayer(), taken)
 	other := newPlayer()
-	if err := ps.CreatePlayer(ctxFor(t), other, taken); !errors.Is(err, service.ErrAlreadyExists) {
+	if err := ps.CreatePlayer(ctxFor(t), other, sessionFor(other.ID, taken)); !errors.Is(err, service.ErrAlreadyExists) {
 		t.Fatalf("CreatePlayer with a taken token hash = %v; want ErrAlreadyExists", err)
 	}
 	if got, err := ps.Player(ctxFor(t), other.ID); !errors.Is(err, service.ErrNotFound) {
 		t.Fatalf("the refused player reads as %+v, %v; want ErrNotFound (nothing half-made)", got, err)
 	}
-	if got, err := ps.PlayerByToken(ctxFor(t), taken); err != nil || got.ID != owner.ID {
+	if got, _, err := ps.PlayerByToken(ctxFor(t), taken); err != nil || got.ID != owner.ID {
 		t.Fatalf("PlayerByToken(taken) = %+v, %v; want the first owner %s", got, err, owner.ID)
 	}
 	// The refused id is free again.
@@ -234,12 +250,12 @@ func testUpdatePlayerCAS(t *testing.T, ps service.Players) {
 func testTokens(t *testing.T, ps service.Players) {
 	first, second := newHash("token"), newHash("token")
 	p := mustCreatePlayer(t, ps, newPlayer(), first)
-	if err := ps.AddToken(ctxFor(t), p.ID, second); err != nil {
-		t.Fatalf("AddToken = %v", err)
+	if err := ps.AddSession(ctxFor(t), sessionFor(p.ID, second)); err != nil {
+		t.Fatalf("AddSession = %v", err)
 	}
 	for _, h := range []string{first, second} {
-		if got, err := ps.PlayerByToken(ctxFor(t), h); err != nil || got.ID != p.ID {
-			t.Errorf("PlayerByToken(%s) = %+v, %v; want %s", h, got, err, p.ID)
+		if got, sess, err := ps.PlayerByToken(ctxFor(t), h); err != nil || got.ID != p.ID || sess.PlayerID != p.ID || sess.TokenHash != h || sess.ID == "" {
+			t.Errorf("PlayerByToken(%s) = %+v, %+v, %v; want %s with its session", h, got, sess, err, p.ID)
 		}
 	}
 	// Both tokens see the player's updates.
@@ -249,24 +265,27 @@ func testTokens(t *testing.T, ps service.Players) {
 	if err := ps.UpdatePlayer(ctxFor(t), v2, 1); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := ps.PlayerByToken(ctxFor(t), second); err != nil || got.Name != "updated" || got.Version != 2 {
+	if got, _, err := ps.PlayerByToken(ctxFor(t), second); err != nil || got.Name != "updated" || got.Version != 2 {
 		t.Errorf("PlayerByToken after an update = %+v, %v; want version 2", got, err)
 	}
 
 	other := mustCreatePlayer(t, ps, newPlayer(), newHash("token"))
 	for _, h := range []string{first, second} {
-		if err := ps.AddToken(ctxFor(t), other.ID, h); !errors.Is(err, service.ErrAlreadyExists) {
-			t.Errorf("AddToken of a hash another player holds = %v; want ErrAlreadyExists", err)
+		if err := ps.AddSession(ctxFor(t), sessionFor(other.ID, h)); !errors.Is(err, service.ErrAlreadyExists) {
+			t.Errorf("AddSession of a hash another player holds = %v; want ErrAlreadyExists", err)
 		}
-		if got, err := ps.PlayerByToken(ctxFor(t), h); err != nil || got.ID != p.ID {
-			t.Errorf("PlayerByToken(%s) after a refused AddToken = %+v, %v; want still %s", h, got, err, p.ID)
+		if got, _, err := ps.PlayerByToken(ctxFor(t), h); err != nil || got.ID != p.ID {
+			t.Errorf("PlayerByToken(%s) after a refused AddSession = %+v, %v; want still %s", h, got, err, p.ID)
 		}
+	}
+	if list, err := ps.Sessions(ctxFor(t), other.ID); err != nil || len(list) != 1 {
+		t.Errorf("Sessions of the refused player = %+v, %v; want its one session (refusals leave nothing)", list, err)
 	}
 	orphan := newHash("token")
-	if err := ps.AddToken(ctxFor(t), newPlayerID("nobody"), orphan); !errors.Is(err, service.ErrNotFound) {
-		t.Errorf("AddToken for an unknown player = %v; want ErrNotFound", err)
+	if err := ps.AddSession(ctxFor(t), sessionFor(newPlayerID("nobody"), orphan)); !errors.Is(err, service.ErrNotFound) {
+		t.Errorf("AddSession for an unknown player = %v; want ErrNotFound", err)
 	}
-	if _, err := ps.PlayerByToken(ctxFor(t), orphan); !errors.Is(err, service.ErrNotFound) {
+	if _, _, err := ps.PlayerByToken(ctxFor(t), orphan); !errors.Is(err, service.ErrNotFound) {
 		t.Errorf("the refused token resolves: %v", err)
 	}
 }
@@ -532,15 +551,15 @@ func testPlayersEmptyArguments(t *testing.T, ps service.Players) {
 	p := newPlayer()
 	p.ID = ""
 	checks := map[string]error{
-		"CreatePlayer(empty id)":   ps.CreatePlayer(ctx, p, newHash("token")),
-		"CreatePlayer(empty hash)": ps.CreatePlayer(ctx, newPlayer(), ""),
+		"CreatePlayer(empty id)":   ps.CreatePlayer(ctx, p, sessionFor(p.ID, newHash("token"))),
+		"CreatePlayer(empty hash)": func() error { q := newPlayer(); return ps.CreatePlayer(ctx, q, sessionFor(q.ID, "")) }(),
 		"UpdatePlayer(empty id)":   ps.UpdatePlayer(ctx, service.PlayerRecord{Version: 2}, 1),
-		"AddToken(empty hash)":     ps.AddToken(ctx, "someone", ""),
+		"AddSession(empty hash)":   ps.AddSession(ctx, sessionFor("someone", "")),
 		"PutLinkCode(empty hash)":  ps.PutLinkCode(ctx, "", "someone", now.Add(time.Minute)),
 		"ReleaseSlot(empty key)":   ps.ReleaseSlot(ctx, "", "v"),
 	}
 	_, checks["Player(empty)"] = ps.Player(ctx, "")
-	_, checks["PlayerByToken(empty)"] = ps.PlayerByToken(ctx, "")
+	_, _, checks["PlayerByToken(empty)"] = ps.PlayerByToken(ctx, "")
 	_, checks["ClaimLinkCode(empty)"] = ps.ClaimLinkCode(ctx, "", now)
 	_, _, checks["Hit(empty key)"] = ps.Hit(ctx, "", time.Minute, now)
 	_, checks["ClaimSlot(empty value)"] = ps.ClaimSlot(ctx, "k", "", time.Minute, now)

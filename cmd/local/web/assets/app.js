@@ -1,5 +1,5 @@
 // The client's entry: piece images, the language, and a hash router
-// ("#/", "#/g/{gameId}[?invite=code]", "#/lobby[/room]"), so the server only
+// ("#/", "#/g/{gameId}[?invite=code]", "#/lobby[/room]", "#/settings"), so the server only
 // ever serves "/" and the files under /assets/.
 import './firstview.js'; // first: it sends a game link's request at once
 import { lang, t } from './i18n.js';
@@ -27,6 +27,7 @@ function route() {
   window.scrollTo(0, 0);
   if (parts[0] === 'g' && parts[1]) unmount = mountGame(root, { gameId: parts[1], invite: params.get('invite') });
   else if (parts[0] === 'lobby') unmount = mountLater(() => import('./lobby.js'), (m) => m.mountLobby(root, { room: parts[1] }));
+  else if (parts[0] === 'settings') unmount = mountLater(() => import('./settings.js'), (m) => m.mountSettings(root));
   else unmount = mountHome(root);
 }
 

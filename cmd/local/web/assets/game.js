@@ -764,9 +764,9 @@ class GameScreen {
     return { token: this.token, body: me?.name ? { player: { name: me.name } } : {} };
   }
 
-  // rematch starts the next game with the same options and opponent
-  // (colours alternate; the free seat is kept for the opponent); when the
-  // other player asked first, it joins theirs.
+  // rematch starts the next game: the server copies the options and the
+  // opponent and swaps the colours (SPEC §16.2; the free seat is kept for
+  // the opponent); when the other player asked first, it joins theirs.
   async rematch() {
     const v = this.view;
     if (v.rematch?.next) {
@@ -774,13 +774,8 @@ class GameScreen {
       else await this.joinRematch(v.rematch.next);
       return;
     }
-    const opp = v.players[other(v.you)];
     const { token, body } = this.rematchCredentials();
-    Object.assign(body, {
-      options: { ...v.options, colorAssignment: 'alternate' },
-      opponent: opp?.ai ? { type: 'ai', level: opp.ai } : { type: 'human' },
-      rematchOf: v.gameId,
-    });
+    body.rematchOf = v.gameId;
     try {
       const answer = await api.createGame(body, token);
       location.hash = '#/g/' + storage.rememberSeat(answer);

@@ -147,7 +147,7 @@ async function showContinue(card, list) {
     if (token && playersSupported() !== false) {
       try {
         items = (await api.myGames(token, 'active', 10)).items.map((g) => ({
-          gameId: g.gameId, phase: g.phase, variant: g.variant, you: g.you, opponent: g.opponent?.name,
+          gameId: g.gameId, phase: g.phase, variant: g.variant, you: g.myColor, opponent: g.opponent?.name,
         }));
       } catch (e) {
         if (!api.notServed(e)) throw e;

@@ -76,7 +76,8 @@ export function playerCard(me) {
     h('div.me-line',
       h('strong.me-name', me.name || t('players.noName')),
       h('span.tag', me.rank ?? ''),
-      h('span.muted', t('players.rating', { rating: me.rating ?? '—', games: me.ratedGames ?? 0 }))),
+      h('span.muted', t('players.rating', { rating: me.rating ?? '—', games: me.ratedGames ?? 0 })),
+      h('a#btn-settings.button', { href: '#/settings' }, t('settings.open'))),
     linkDevice());
   return card;
 }

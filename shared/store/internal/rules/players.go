@@ -38,7 +38,7 @@ func ValidatePlayer(p service.PlayerRecord) error {
 			return err
 		}
 	}
-	return nil
+	return validateAccountFields(p)
 }
 
 // PlayerCreatedAt is how stores keep PlayerRecord.CreatedAt: epoch

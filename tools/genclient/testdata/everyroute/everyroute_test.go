@@ -281,6 +281,40 @@ func TestEveryRoute(t *testing.T) {
 		t.Errorf("linkDevice: player %s; want %s", linked.Response.PlayerId, host.PlayerId)
 	}
 
+	// Accounts (SPEC §16.2): the sessions, a label, the second device
+	// revoked, a recovery code and its use, a block, a public profile.
+	call(client.MySessionsOperation)
+	sessions := must[*client.SessionsHeaders](t, "mySessions")(c.MySessions(hostCtx)).Response.Sessions
+	if len(sessions) != 2 {
+		t.Errorf("mySessions: %+v; want the first device and the linked one", sessions)
+	}
+	call(client.LabelCurrentSessionOperation)
+	labelled := must[*client.SessionHeaders](t, "labelCurrentSession")(c.LabelCurrentSession(hostCtx, &client.LabelCurrentSessionReq{Label: "phone"})).Response
+	if !labelled.Current || labelled.Label != "phone" {
+		t.Errorf("labelCurrentSession: %+v", labelled)
+	}
+	call(client.RevokeSessionOperation)
+	must[*client.RevokeSessionNoContent](t, "revokeSession")(c.RevokeSession(hostCtx, &client.Empty{}, client.RevokeSessionParams{ID: string(linked.Response.SessionId)}))
+	call(client.NewRecoveryCodeOperation)
+	recovery := must[*client.NewRecoveryCodeCreatedHeaders](t, "newRecoveryCode")(c.NewRecoveryCode(hostCtx, &client.Empty{})).Response.RecoveryCode
+	call(client.RecoverPlayerOperation)
+	recovered := must[*client.NewPlayerHeaders](t, "recoverPlayer")(c.RecoverPlayer(ctx, &client.RecoverPlayerReq{PlayerId: host.PlayerId, RecoveryCode: string(recovery)})).Response
+	if recovered.PlayerId != host.PlayerId || recovered.Token == host.Token {
+		t.Errorf("recoverPlayer: %+v; want a new session of %s", recovered, host.PlayerId)
+	}
+	call(client.BlockPlayerOperation)
+	must[*client.BlockPlayerNoContent](t, "blockPlayer")(c.BlockPlayer(guestCtx, &client.Empty{}, client.BlockPlayerParams{ID: host.PlayerId}))
+	call(client.MyBlocksOperation)
+	if blocks := must[*client.BlocksHeaders](t, "myBlocks")(c.MyBlocks(guestCtx)).Response.Blocks; len(blocks) != 1 || blocks[0].PlayerId != host.PlayerId {
+		t.Errorf("myBlocks: %+v; want the host", blocks)
+	}
+	call(client.UnblockPlayerOperation)
+	must[*client.UnblockPlayerNoContent](t, "unblockPlayer")(c.UnblockPlayer(guestCtx, &client.Empty{}, client.UnblockPlayerParams{ID: host.PlayerId}))
+	call(client.PublicProfileOperation)
+	if prof := must[*client.PublicProfileHeaders](t, "publicProfile")(c.PublicProfile(ctx, client.PublicProfileParams{ID: guest.PlayerId})).Response; prof.Name != "Ben" {
+		t.Errorf("publicProfile: %+v", prof)
+	}
+
 	// Quick pairing in the rated beginners' room: the first waits, the
 	// second is matched into that game.
 	call(client.QuickPairOperation)
@@ -288,6 +322,15 @@ func TestEveryRoute(t *testing.T) {
 	second := must[*client.QuickPairOKHeaders](t, "quickPair")(c.QuickPair(guestCtx, &client.QuickPairReq{Room: client.RoomBeginner})).Response
 	if first.Matched || !second.Matched || second.GameId != first.GameId {
 		t.Errorf("quick pairing: first %v in %s, second %v in %s; want the second matched into the first's game", first.Matched, first.GameId, second.Matched, second.GameId)
+	}
+
+	// Last, an account's deletion: its token answers 401 afterwards.
+	call(client.DeleteMeOperation)
+	must[*client.DeleteMeNoContent](t, "deleteMe")(c.DeleteMe(guestCtx, &client.Empty{}))
+	if res, err := c.GetMe(guestCtx); err != nil {
+		t.Errorf("getMe after deleteMe: %v", err)
+	} else if _, ok := res.(*client.PlayerRequiredHeaders); !ok {
+		t.Errorf("getMe after deleteMe answered %T; want the 401", res)
 	}
 
 	var missing []string
