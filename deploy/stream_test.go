@@ -66,7 +66,7 @@ func TestTemplateStreamAPI(t *testing.T) {
 	// Where the functions post is the stage clients connect to.
 	stage := streamStage(t, tmpl)
 	wantEndpoint := "https://${" + streamAPI + "}.execute-api.${AWS::Region}.${AWS::URLSuffix}/" + stage
-	for _, fn := range []string{"StreamFunction", "FanoutFunction"} {
+	for _, fn := range []string{"StreamFunction", "FanoutFunction", "MoveFunction"} {
 		vars, _ := mapAt(tmpl.Properties(fn), "Environment", "Variables")
 		if got := subString(vars["STREAM_ENDPOINT"]); got != wantEndpoint {
 			t.Errorf("%s STREAM_ENDPOINT = %q; want %q", fn, got, wantEndpoint)
@@ -75,10 +75,12 @@ func TestTemplateStreamAPI(t *testing.T) {
 }
 
 // TestTemplateManageConnectionsIsScoped: only the functions that post hold
-// execute-api:ManageConnections, and only on this API's stage.
+// execute-api:ManageConnections to post, and only on this API's stage; the
+// move function, which ends sessions, may only close connections (DELETE).
 func TestTemplateManageConnectionsIsScoped(t *testing.T) {
 	tmpl := loadRepoTemplate(t)
 	stage := streamStage(t, tmpl)
+	method := map[string]string{"FanoutFunction": "POST", "StreamFunction": "POST", "MoveFunction": "DELETE"}
 	var holders []string
 	for _, fn := range tmpl.Functions {
 		for _, st := range policyStatements(tmpl, fn.LogicalID) {
@@ -87,14 +89,15 @@ func TestTemplateManageConnectionsIsScoped(t *testing.T) {
 			}
 			holders = append(holders, fn.LogicalID)
 			for _, r := range st.resources {
-				if !strings.Contains(r, ":${StreamApi}/"+stage+"/POST/@connections/") {
-					t.Errorf("%s: ManageConnections on %q; want this API's %s stage, POST @connections only", fn.LogicalID, r, stage)
+				if want := ":${StreamApi}/" + stage + "/" + method[fn.LogicalID] + "/@connections/"; method[fn.LogicalID] == "" || !strings.Contains(r, want) {
+					t.Errorf("%s: ManageConnections on %q; want this API's %s stage, %s @connections only", fn.LogicalID, r, stage, method[fn.LogicalID])
 				}
 			}
 		}
 	}
-	if !slices.Equal(holders, []string{"FanoutFunction", "StreamFunction"}) {
-		t.Errorf("functions allowed to post to connections = %q; want FanoutFunction, StreamFunction", holders)
+	slices.Sort(holders)
+	if !slices.Equal(holders, []string{"FanoutFunction", "MoveFunction", "StreamFunction"}) {
+		t.Errorf("functions allowed to manage connections = %q; want FanoutFunction, MoveFunction (DELETE), StreamFunction", holders)
 	}
 }
 

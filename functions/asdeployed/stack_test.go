@@ -142,7 +142,11 @@ func (s *stack) env(spec functionSpec) map[string]string {
 		}
 	}
 	switch spec.name {
-	case "move", "timeout":
+	case "move":
+		env["AI_FUNCTION_NAME"] = aiFunction
+		env["DATA_TABLE"] = s.dataTable
+		env["STREAM_ENDPOINT"] = s.conns.url + "/" + streamStage
+	case "timeout":
 		env["AI_FUNCTION_NAME"] = aiFunction
 		env["DATA_TABLE"] = s.dataTable
 	case "ai":
@@ -330,16 +334,17 @@ func (r *invokeRecorder) take() []recordedInvoke {
 }
 
 // connectionsRecorder stands in for the WebSocket API's management
-// endpoint (POST /{stage}/@connections/{id}): it records each message by
-// connection, checks the request is SigV4-signed for execute-api, and
-// answers 410 for connections marked gone, as API Gateway does for a
-// closed connection.
+// endpoint (POST and DELETE /{stage}/@connections/{id}): it records each
+// message by connection and each connection closed (then gone), checks
+// the request is SigV4-signed for execute-api, and answers 410 for
+// connections marked gone, as API Gateway does for a closed connection.
 type connectionsRecorder struct {
-	url   string
-	mu    sync.Mutex
-	posts map[string][]streamMessage
-	gone  map[string]bool
-	count int
+	url    string
+	mu     sync.Mutex
+	posts  map[string][]streamMessage
+	gone   map[string]bool
+	closed []string
+	count  int
 }
 
 // streamMessage is what the tests read of a posted message (Raw: all of
@@ -374,7 +379,7 @@ var connectionsPath = regexp.MustCompile(`^/` + streamStage + `/@connections/([^
 func (r *connectionsRecorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	m := connectionsPath.FindStringSubmatch(req.URL.EscapedPath())
 	auth := req.Header.Get("Authorization")
-	if req.Method != http.MethodPost || m == nil {
+	if req.Method != http.MethodPost && req.Method != http.MethodDelete || m == nil {
 		http.Error(w, `{"message":"not the @connections API"}`, http.StatusNotFound)
 		return
 	}
@@ -383,6 +388,18 @@ func (r *connectionsRecorder) ServeHTTP(w http.ResponseWriter, req *http.Request
 		return
 	}
 	id, _ := url.PathUnescape(m[1])
+	if req.Method == http.MethodDelete {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.gone[id] {
+			http.Error(w, `{"message":"GoneException"}`, http.StatusGone)
+			return
+		}
+		r.closed = append(r.closed, id)
+		r.gone[id] = true
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	body, err := io.ReadAll(req.Body)
 	var msg streamMessage
 	if err == nil {
@@ -422,6 +439,15 @@ func (r *connectionsRecorder) requests() int {
 	n := r.count
 	r.count = 0
 	return n
+}
+
+// takeClosed returns and forgets the connections closed by DELETE.
+func (r *connectionsRecorder) takeClosed() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.closed
+	r.closed = nil
+	return out
 }
 
 func (r *connectionsRecorder) setGone(conn string) {

@@ -107,7 +107,28 @@ func (g *GatewayStream) Disconnect(ctx context.Context, connID string) error {
 		return err
 	}
 	for _, s := range subs {
-		g.session.left(ctx, s, service.Caller{TokenHash: s.TokenHash, PlayerToken: s.PlayerToken})
+		g.session.left(ctx, s)
+	}
+	return nil
+}
+
+// EndConnection ends a connection from the server's side, as a session's
+// end does (SPEC §16.2: revoked, or its player deleted): its records and
+// subscriptions go with the presence rule for its seats (as $disconnect
+// would do), then the socket is closed through the management API
+// (DELETE @connections/{id}; one gone already is no error). API Gateway
+// then runs $disconnect, best-effort, which finds nothing left. A poster
+// that cannot close connections is an error, after the records went.
+func (g *GatewayStream) EndConnection(ctx context.Context, connID string) error {
+	if err := g.Disconnect(ctx, connID); err != nil {
+		return err
+	}
+	closer, ok := g.poster.(push.Closer)
+	if !ok {
+		return fmt.Errorf("api: end connection %s: the poster cannot close connections", connID)
+	}
+	if err := closer.Close(ctx, connID); err != nil && !errors.Is(err, push.ErrGone) {
+		return fmt.Errorf("api: end connection %s: %w", connID, err)
 	}
 	return nil
 }

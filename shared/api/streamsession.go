@@ -40,7 +40,7 @@ type StreamGames interface {
 	// Connect reads it for a subscription: a seat is connected from now.
 	Connect(ctx context.Context, gameID string, c service.Caller) (service.Observation, error)
 	// Disconnect: the seat's last subscription ended.
-	Disconnect(ctx context.Context, gameID string, c service.Caller) error
+	Disconnect(ctx context.Context, gameID string, seat chess.Color) error
 	ViewFor(st *game.State, seat *chess.Color) (*game.View, error)
 	// Me is the account of a player token.
 	Me(ctx context.Context, c service.Caller) (service.Profile, error)
@@ -121,7 +121,7 @@ func (s *streamSession) handle(ctx context.Context, conn StreamConn, body []byte
 			return err
 		}
 		if ok {
-			s.left(ctx, sub, conn.Caller)
+			s.left(ctx, sub)
 		}
 		return nil
 	}
@@ -162,7 +162,7 @@ func (s *streamSession) subscribe(ctx context.Context, conn StreamConn, gameID s
 			return
 		}
 		if sub, ok, err := s.subs.Unsubscribe(ctx, conn.ID, gameID); err == nil && ok {
-			s.left(ctx, sub, conn.Caller)
+			s.left(ctx, sub)
 		}
 	}
 	obs, err := s.games.Connect(ctx, gameID, conn.Caller)
@@ -257,10 +257,11 @@ func (s *streamSession) subscribePlayer(ctx context.Context, conn StreamConn) er
 
 // left is the presence rule (SPEC §16.1, seeds/000 §8.5): when sub ends and
 // its seat has no other subscription to the game on any connection, the
-// seat is disconnected (its grace starts). caller is the one the
-// subscription was made with. Failures are logged: the grace is enforced
+// seat is disconnected (its grace starts): the seat the subscription was
+// authorized as, whatever its token is worth now (a session that ended
+// closes its connections, and its seat goes off too). Failures are logged: the grace is enforced
 // from the stored game, and the seat's next request ends it anyway.
-func (s *streamSession) left(ctx context.Context, sub push.Subscription, caller service.Caller) {
+func (s *streamSession) left(ctx context.Context, sub push.Subscription) {
 	if sub.Seat == "" {
 		return
 	}
@@ -274,7 +275,12 @@ func (s *streamSession) left(ctx context.Context, sub push.Subscription, caller 
 			return // still connected elsewhere
 		}
 	}
-	if err := s.games.Disconnect(ctx, sub.GameID, caller); err != nil && !errors.Is(err, service.ErrNotFound) {
+	var seat chess.Color
+	if err := seat.UnmarshalText([]byte(sub.Seat)); err != nil {
+		s.log.Warn("presence: subscription's seat", "game", sub.GameID, "seat", sub.Seat, "err", err)
+		return
+	}
+	if err := s.games.Disconnect(ctx, sub.GameID, seat); err != nil && !errors.Is(err, service.ErrNotFound) {
 		s.log.Warn("presence: disconnect", "game", sub.GameID, "seat", sub.Seat, "err", err)
 	}
 }

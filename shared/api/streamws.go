@@ -172,7 +172,7 @@ func (s *Stream) send(_ context.Context, connID string, m StreamMessage) error {
 // leftLater runs the presence rule for a subscription that ended without
 // its client asking (the connection closed, delivery failed), off the
 // connection's goroutines; not while the server shuts down.
-func (s *Stream) leftLater(sub push.Subscription, caller service.Caller) {
+func (s *Stream) leftLater(sub push.Subscription) {
 	s.mu.Lock()
 	closing := s.closed
 	if !closing {
@@ -186,7 +186,7 @@ func (s *Stream) leftLater(sub push.Subscription, caller service.Caller) {
 		defer s.presence.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		s.session.left(ctx, sub, caller)
+		s.session.left(ctx, sub)
 	}()
 }
 
@@ -253,7 +253,7 @@ func (s *Stream) follow(conn StreamConn, key string, changes <-chan service.Chan
 			c.mu.Unlock()
 		}
 		if registered {
-			s.leftLater(record, c.info.Caller)
+			s.leftLater(record)
 		}
 	}
 	return sub, abandon
@@ -432,7 +432,7 @@ func (c *streamConn) shutdown(code websocket.StatusCode, reason string) {
 			sub.stop()
 		}
 		for _, record := range left {
-			c.s.leftLater(record, c.info.Caller)
+			c.s.leftLater(record)
 		}
 		// Last: the close handshake waits (bounded) for a client that may
 		// not be reading at all.
@@ -586,6 +586,6 @@ func (sub *streamSub) runPlayer(playerID string, lost <-chan struct{}) {
 // connection, with the presence rule of an unsubscribe.
 func (sub *streamSub) ended() {
 	if record, registered, _ := sub.c.forget(sub); registered {
-		sub.c.s.leftLater(record, sub.c.info.Caller)
+		sub.c.s.leftLater(record)
 	}
 }

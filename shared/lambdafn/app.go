@@ -2,7 +2,6 @@ package lambdafn
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -48,15 +47,26 @@ type Deps struct {
 	APIKeys    apikey.Store
 	KeyCounter apikey.Counter
 	// Connections keeps the stream's connections and subscriptions (the
-	// data table); stream and fanout only.
+	// data table); stream and fanout, and move with STREAM_ENDPOINT.
 	Connections push.Connections
 	// NewPoster returns the sender to the connections of a WebSocket API
-	// stage (its https URL); stream and fanout only.
+	// stage (its https URL); as Connections.
 	NewPoster func(endpoint string) (push.Poster, error)
-	// SessionsEnded removes what hangs off a session that ended (the
-	// stream's connections made with its token); the HTTP functions,
-	// whose routes revoke sessions and delete players.
-	SessionsEnded service.SessionsEnded
+	// SessionConnections finds the stream's connections made with a
+	// session's token, for when the session ends (the data table's
+	// tokenconn# entries); move, whose routes revoke sessions and delete
+	// players. With Connections, NewPoster and
+	// STREAM_ENDPOINT those connections are ended through the transport
+	// (records, presence, the socket closed); without, their records are
+	// dropped.
+	SessionConnections SessionConnections
+}
+
+// SessionConnections is what the move function reads and drops of the
+// stream's connections of a token (dynamostore.Data).
+type SessionConnections interface {
+	TokenConnections(ctx context.Context, tokenHash string) ([]string, error)
+	DropTokenConnections(ctx context.Context, tokenHash string) (int, error)
 }
 
 // App is one function, wired: the service, and for the HTTP functions the
@@ -78,6 +88,8 @@ type App struct {
 	newPoster      func(endpoint string) (push.Poster, error)
 	streamEndpoint string // STREAM_ENDPOINT; "" takes it from the events
 	streams        streamCache
+	// sessionConns: the HTTP functions' connections of ended sessions.
+	sessionConns SessionConnections
 }
 
 // NewApp wires fn on deps through the composition root (shared/app), adding
@@ -117,11 +129,12 @@ func NewApp(cfg Config, deps Deps) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lambdafn: %s function: %w", cfg.Function, err)
 	}
-	if deps.SessionsEnded != nil {
-		wired.Service.OnSessionsEnded(deps.SessionsEnded)
-	}
 	a := &App{fn: cfg.Function, spec: sp, log: deps.Logger, metrics: deps.Metrics, app: wired, service: wired.Service,
-		connections: deps.Connections, newPoster: deps.NewPoster, streamEndpoint: cfg.StreamEndpoint}
+		connections: deps.Connections, newPoster: deps.NewPoster, streamEndpoint: cfg.StreamEndpoint,
+		sessionConns: deps.SessionConnections}
+	if deps.SessionConnections != nil {
+		wired.Service.OnSessionsEnded(a.endSessionConnections)
+	}
 	if sp.handler.servesHTTP() {
 		a.httpProxy = httpadapter.NewV2(wired.Handler)
 	}
@@ -252,33 +265,17 @@ func awsAdapters(awsCfg aws.Config, cfg Config) (Deps, error) {
 		// notification: the data table's subscriptions tell.
 		deps.Followers = api.AccountFollowers{Subscriptions: StreamConnections(data)}
 	}
-	if sp.adapters.has(usesStream) {
+	// The function whose routes end sessions (move) ends the stream's
+	// connections of an ended session: through the WebSocket API's
+	// management endpoint when it is given it (STREAM_ENDPOINT).
+	if sp.adapters.has(usesStream) || sp.adapters.has(usesSessionEnd) && cfg.StreamEndpoint != "" {
 		deps.Connections = StreamConnections(data)
 		deps.NewPoster = func(endpoint string) (push.Poster, error) { return apigwpost.New(awsCfg, endpoint) }
 	}
-	if sp.handler.servesHTTP() {
-		deps.SessionsEnded = DropSessionConnections(data)
+	if sp.adapters.has(usesSessionEnd) {
+		deps.SessionConnections = data
 	}
 	return deps, nil
-}
-
-// DropSessionConnections is the HTTP functions' SessionsEnded: the
-// stream's connection records made with an ended session's token are
-// deleted (with their subscriptions), so the fan-out posts nothing more
-// to them and their next message is refused (no connection: 410). The
-// sockets themselves stay open until the client or API Gateway closes
-// them (idle 10 minutes, 2 hours at most): this function holds no
-// permission on the @connections API.
-func DropSessionConnections(d *dynamostore.Data) service.SessionsEnded {
-	return func(ctx context.Context, ended []service.Session) error {
-		var errs []error
-		for _, s := range ended {
-			if _, err := d.DropTokenConnections(ctx, s.TokenHash); err != nil {
-				errs = append(errs, err)
-			}
-		}
-		return errors.Join(errs...)
-	}
 }
 
 // StartupFailure is the one JSON log line a main writes when start-up

@@ -40,8 +40,11 @@ var functions = map[Function]spec{
 	// The game API. It never searches (POST /v1/ai/move is routed to the
 	// ai function and would answer 503 here), and its commits' timers and
 	// AI turns are the fan-out's.
-	Move: {handleHTTP, usesData | usesNotify,
-		append([]need{{envGamesTable, required}, {envDataTable, required}, {envLogLevel, optional}}, pushEnv...)},
+	// STREAM_ENDPOINT, the WebSocket API's, lets it close the stream
+	// connections of a session it ends (revoked, or its player deleted);
+	// the push applications, for devices' endpoints.
+	Move: {handleHTTP, usesData | usesSessionEnd | usesNotify,
+		append([]need{{envGamesTable, required}, {envDataTable, required}, {envStreamEndpoint, optional}, {envLogLevel, optional}}, pushEnv...)},
 	// The deadline schedules' target: it ends games and, without writing,
 	// re-arms a timer or restarts an overdue AI seat (so it schedules and
 	// triggers itself); a flag fall in a rated game reads both ratings.
@@ -97,6 +100,10 @@ const (
 	usesAPIKeys                        // POST /v1/ai/move's keys and their counters (data table)
 	usesStream                         // the stream's connections (data table) and the @connections poster
 	usesNotify                         // devices and inboxes (data table) and the SNS sender (notify.go)
+	// usesSessionEnd: the stream's connections of the sessions it ends
+	// (data table), closed through the @connections poster when
+	// STREAM_ENDPOINT is set.
+	usesSessionEnd
 )
 
 func (a adapters) has(b adapters) bool { return a&b == b }

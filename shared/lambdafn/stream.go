@@ -16,6 +16,7 @@ import (
 	"chessapi/shared/game"
 	"chessapi/shared/obs"
 	"chessapi/shared/push"
+	"chessapi/shared/service"
 	"chessapi/shared/store/dynamostore"
 )
 
@@ -111,6 +112,42 @@ func (a *App) gatewayStream(rc events.APIGatewayWebsocketProxyRequestContext) (*
 	}
 	a.streams.byEndpoint[endpoint] = gs
 	return gs, nil
+}
+
+// endSessionConnections is the move function's service.SessionsEnded: the
+// stream's connections made with an ended session's token end with it.
+// With a stream endpoint each is ended through the transport
+// (GatewayStream.EndConnection: its records and subscriptions, the
+// presence rule for its seats, the socket closed by DELETE @connections);
+// what is left under the token (everything, without an endpoint) is then
+// dropped, so the fan-out posts nothing more to those connections and
+// their next message finds no connection (410).
+func (a *App) endSessionConnections(ctx context.Context, ended []service.Session) error {
+	var gs *api.GatewayStream
+	if a.streamEndpoint != "" && a.connections != nil && a.newPoster != nil {
+		var err error
+		if gs, err = a.gatewayStream(events.APIGatewayWebsocketProxyRequestContext{}); err != nil {
+			return err
+		}
+	}
+	var errs []error
+	for _, s := range ended {
+		if gs != nil {
+			ids, err := a.sessionConns.TokenConnections(ctx, s.TokenHash)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			for _, id := range ids {
+				if err := gs.EndConnection(ctx, id); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+		if _, err := a.sessionConns.DropTokenConnections(ctx, s.TokenHash); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // streamCache keeps the transport of each endpoint (one in practice).

@@ -86,3 +86,9 @@ type Connections interface {
 type Poster interface {
 	Post(ctx context.Context, connID string, data []byte) error
 }
+
+// Closer closes a connection from the server's side (the @connections
+// API's DELETE); a connection that is gone already is ErrGone.
+type Closer interface {
+	Close(ctx context.Context, connID string) error
+}

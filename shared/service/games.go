@@ -501,13 +501,16 @@ func (s *Service) Connect(ctx context.Context, gameID string, c Caller) (Observa
 	return Observation{State: out.state, Seat: out.seat}, nil
 }
 
-// Disconnect records that the last stream connection of the caller's seat
-// to the game closed: the seat is not connected from now, and its
-// disconnect grace starts.
-func (s *Service) Disconnect(ctx context.Context, gameID string, c Caller) error {
-	_, err := s.update(ctx, txn{gameID: gameID, caller: c, access: seatOnly, lookOnly: true,
-		step: func(_ *game.State, seat *chess.Color) (game.Step, error) {
-			return game.Presence{Seat: *seat, Connected: false, Stream: true}, nil
+// Disconnect records that the last stream connection of a seat to the
+// game closed: the seat is not connected from now, and its disconnect
+// grace starts. The seat is the one the transport authorized the
+// connection's subscription as, not the caller now: a connection closed
+// because its session ended (revoked, SPEC §16.2) has a token that no
+// longer authenticates anyone, and its seat must still go off.
+func (s *Service) Disconnect(ctx context.Context, gameID string, seat chess.Color) error {
+	_, err := s.update(ctx, txn{gameID: gameID, access: system,
+		step: func(*game.State, *chess.Color) (game.Step, error) {
+			return game.Presence{Seat: seat, Connected: false, Stream: true}, nil
 		}})
 	return err
 }

@@ -109,10 +109,11 @@ func TestPlayerEvents(t *testing.T) {
 		t.Errorf("after B's e5, A: %v; want yourTurn", got)
 	}
 	// The grace of a player on their turn: when their last stream closes.
-	if _, err := svc.Connect(ctx, g1.GameID, a); err != nil {
-		t.Fatal(err)
+	connected, err := svc.Connect(ctx, g1.GameID, a)
+	if err != nil || connected.Seat == nil {
+		t.Fatalf("connect: %+v, %v; want A's seat", connected, err)
 	}
-	if err := svc.Disconnect(ctx, g1.GameID, a); err != nil {
+	if err := svc.Disconnect(ctx, g1.GameID, *connected.Seat); err != nil {
 		t.Fatal(err)
 	}
 	events = aLog.take()

@@ -1,7 +1,8 @@
 // Package apigwpost posts stream messages to API Gateway WebSocket
 // connections through the @connections management API:
 //
-//	POST {endpoint}/@connections/{connectionId}   body: the message
+//	POST   {endpoint}/@connections/{connectionId}   body: the message
+//	DELETE {endpoint}/@connections/{connectionId}   closes the connection
 //
 // signed with SigV4 for the service "execute-api". It is a plain HTTP call
 // (the SDK's apigatewaymanagementapi module is not available to this build),
@@ -39,7 +40,10 @@ type Poster struct {
 	retry retry.Policy
 }
 
-var _ push.Poster = (*Poster)(nil)
+var (
+	_ push.Poster = (*Poster)(nil)
+	_ push.Closer = (*Poster)(nil)
+)
 
 // New returns a Poster for the stage whose connections URL is endpoint
 // (https://{api-id}.execute-api.{region}.amazonaws.com/{stage}, a stack
@@ -68,15 +72,37 @@ func New(awsCfg aws.Config, endpoint string) (*Poster, error) {
 // push.ErrGone, never retried; throttling (429) and server errors are
 // retried as retry.ConnectionPost says.
 func (p *Poster) Post(ctx context.Context, connID string, data []byte) error {
+	return p.call(ctx, http.MethodPost, connID, data)
+}
+
+// Close closes the connection (API Gateway then runs the $disconnect
+// route, best-effort). A connection that is gone (410) is push.ErrGone;
+// throttling and server errors are retried as for Post.
+func (p *Poster) Close(ctx context.Context, connID string) error {
+	return p.call(ctx, http.MethodDelete, connID, nil)
+}
+
+// call is one signed request on a connection, with retries.
+func (p *Poster) call(ctx context.Context, method, connID string, data []byte) error {
 	u := p.endpoint + "/@connections/" + url.PathEscape(connID)
 	sum := sha256.Sum256(data)
 	hash := hex.EncodeToString(sum[:])
+	verb := "post to"
+	if method == http.MethodDelete {
+		verb = "close"
+	}
 	err := p.retry.Do(ctx, func(int) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(data))
+		var body io.Reader
+		if data != nil {
+			body = bytes.NewReader(data)
+		}
+		req, err := http.NewRequestWithContext(ctx, method, u, body)
 		if err != nil {
 			return retry.Permanent(fmt.Errorf("apigwpost: %w", err))
 		}
-		req.Header.Set("Content-Type", "application/json")
+		if data != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
 		creds, err := p.creds.Retrieve(ctx)
 		if err != nil {
 			return retry.Permanent(fmt.Errorf("apigwpost: credentials: %w", err))
@@ -88,7 +114,7 @@ func (p *Poster) Post(ctx context.Context, connID string, data []byte) error {
 		if err != nil {
 			return err
 		}
-		body, _ := io.ReadAll(io.LimitReader(res.Body, 1024))
+		answer, _ := io.ReadAll(io.LimitReader(res.Body, 1024))
 		res.Body.Close()
 		switch {
 		case res.StatusCode == http.StatusGone:
@@ -96,14 +122,14 @@ func (p *Poster) Post(ctx context.Context, connID string, data []byte) error {
 		case res.StatusCode >= 200 && res.StatusCode < 300:
 			return nil
 		case res.StatusCode == http.StatusTooManyRequests || res.StatusCode >= 500:
-			return fmt.Errorf("status %d: %s", res.StatusCode, body)
+			return fmt.Errorf("status %d: %s", res.StatusCode, answer)
 		default:
-			return retry.Permanent(fmt.Errorf("apigwpost: post to %s: status %d: %s", connID, res.StatusCode, body))
+			return retry.Permanent(fmt.Errorf("apigwpost: %s %s: status %d: %s", verb, connID, res.StatusCode, answer))
 		}
 	})
 	var gaveUp *retry.Error
 	if errors.As(err, &gaveUp) {
-		return fmt.Errorf("apigwpost: post to %s: %w", connID, err)
+		return fmt.Errorf("apigwpost: %s %s: %w", verb, connID, err)
 	}
 	return err
 }

@@ -108,6 +108,32 @@ func TestPostRetriesThrottlingAndServerErrors(t *testing.T) {
 	}
 }
 
+// TestCloseDeletesTheConnection: Close is a signed DELETE of the
+// connection with no body; a gone one is push.ErrGone, not retried;
+// throttling is retried.
+func TestCloseDeletesTheConnection(t *testing.T) {
+	p, st := newPoster(t, http.StatusNoContent)
+	if err := p.Close(context.Background(), "Xc1a/BcD2="); err != nil {
+		t.Fatal(err)
+	}
+	r := st.requests[0]
+	if r.Method != http.MethodDelete || r.URL.EscapedPath() != "/v1/@connections/Xc1a%2FBcD2=" || st.bodies[0] != "" {
+		t.Errorf("request %s %s %q; want DELETE /v1/@connections/{escaped id} with no body", r.Method, r.URL.EscapedPath(), st.bodies[0])
+	}
+	if auth := r.Header.Get("Authorization"); !strings.Contains(auth, "/eu-west-1/execute-api/aws4_request") {
+		t.Errorf("Authorization = %q; want SigV4 for execute-api", auth)
+	}
+
+	p, st = newPoster(t, http.StatusGone, http.StatusNoContent)
+	if err := p.Close(context.Background(), "c"); !errors.Is(err, push.ErrGone) || len(st.requests) != 1 {
+		t.Errorf("Close of a gone connection = %v after %d requests; want push.ErrGone after 1", err, len(st.requests))
+	}
+	p, st = newPoster(t, http.StatusTooManyRequests, http.StatusNoContent)
+	if err := p.Close(context.Background(), "c"); err != nil || len(st.requests) != 2 {
+		t.Errorf("Close after a 429 = %v after %d requests; want success after 2", err, len(st.requests))
+	}
+}
+
 func TestNewRejectsBadConfiguration(t *testing.T) {
 	if _, err := New(testConfig, ""); err == nil {
 		t.Error("New without an endpoint = nil error")
