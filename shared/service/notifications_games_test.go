@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"chessapi/shared/chess"
 	"chessapi/shared/game"
 	"chessapi/shared/service"
 )
@@ -93,7 +94,7 @@ func TestNotificationsOfAGame(t *testing.T) {
 	// His stream closes on his turn: the grace of SPEC §11 starts, and
 	// his phone is told.
 	f.clock.Advance(time.Second)
-	if err := f.svc.Disconnect(ctx, g.GameID, ben); err != nil {
+	if err := f.svc.Disconnect(ctx, g.GameID, chess.Black); err != nil {
 		t.Fatal(err)
 	}
 	sent = f.sender.take()
