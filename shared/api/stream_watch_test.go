@@ -13,8 +13,8 @@ import (
 // token on a game where that player holds no seat subscribes as a
 // spectator — on both transports, which share the conversation — while a
 // player seated in the game subscribes as its seat, a seat token of another
-// game is still refused, and over HTTP the same player token stays 403 (a
-// token that is no seat of the game). The watcher's subscription and its
+// game is still refused, and over HTTP the same: the player token reads
+// the spectators' view, the other game's seat token is 403. The watcher's subscription and its
 // end change nobody's presence.
 func TestPlayerTokenWatchesOthersGames(t *testing.T) {
 	a := newTestAPI(t)
@@ -37,7 +37,7 @@ func TestPlayerTokenWatchesOthersGames(t *testing.T) {
 	version := func(gameID string) float64 {
 		return a.do("GET", "/v1/games/"+gameID, "", nil).expect(t, http.StatusOK).game()["version"].(float64)
 	}
-	check := func(t *testing.T, gameID, hostToken, watcher string, host, watching, stranger client) {
+	check := func(t *testing.T, gameID, hostToken, watcher, otherSeat string, host, watching, stranger client) {
 		sub := `{"action":"subscribe","gameId":"` + gameID + `"}`
 		host.send(sub)
 		if got := host.untilPong(); len(got) != 1 || got[0]["type"] != MsgSubscribed || got[0]["game"].(map[string]any)["you"] != "white" {
@@ -66,7 +66,11 @@ func TestPlayerTokenWatchesOthersGames(t *testing.T) {
 		if got := stranger.untilPong(); len(got) != 1 || got[0]["code"] != "forbidden" {
 			t.Errorf("a seat token of another game subscribing: %v; want forbidden", got)
 		}
-		a.do("GET", "/v1/games/"+gameID, watcher, nil).expect(t, http.StatusForbidden)
+		// Over HTTP the same: the spectators' view.
+		if got := a.do("GET", "/v1/games/"+gameID, watcher, nil).expect(t, http.StatusOK).game(); got["you"] != nil || got["legalMoves"] != nil {
+			t.Errorf("GET with the watcher's player token: you %v, legalMoves %v; want a spectator's view", got["you"], got["legalMoves"])
+		}
+		a.do("GET", "/v1/games/"+gameID, otherSeat, nil).expect(t, http.StatusForbidden)
 	}
 
 	t.Run("local", func(t *testing.T) {
@@ -74,7 +78,7 @@ func TestPlayerTokenWatchesOthersGames(t *testing.T) {
 		srv := httptest.NewServer(stream)
 		t.Cleanup(func() { srv.Close(); stream.Close() })
 		gameID, hostToken, watcher, other := play()
-		check(t, gameID, hostToken, watcher, dialLocal(t, srv, hostToken), dialLocal(t, srv, watcher), dialLocal(t, srv, other))
+		check(t, gameID, hostToken, watcher, other, dialLocal(t, srv, hostToken), dialLocal(t, srv, watcher), dialLocal(t, srv, other))
 	})
 	t.Run("gateway", func(t *testing.T) {
 		conns := &memoryConnections{conns: map[string]push.Connection{}, subs: map[string]map[string]push.Subscription{}}
@@ -88,7 +92,7 @@ func TestPlayerTokenWatchesOthersGames(t *testing.T) {
 			}
 			clients[c.id] = &gatewayClient{t: t, gs: gs, id: c.id, post: post}
 		}
-		check(t, gameID, hostToken, watcher, clients["host"], clients["watcher"], clients["stranger"])
+		check(t, gameID, hostToken, watcher, other, clients["host"], clients["watcher"], clients["stranger"])
 		subs, err := conns.Subscribers(t.Context(), gameID)
 		if err != nil {
 			t.Fatal(err)

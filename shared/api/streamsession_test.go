@@ -401,8 +401,9 @@ func (g *gatedFeed) Observe(ctx context.Context, gameID string, c service.Caller
 // with the missed events. Either way its view from the messages is the
 // GET view, and it saw every version's events once.
 func TestLocalFollowerCatchesUpAfterOverflow(t *testing.T) {
-	// The feed holds 16: a follower stalled for more commits is behind by
-	// more-15 versions when it sees the gap.
+	// The feed holds 16 and drops the oldest: a follower stalled for more
+	// commits sees the gap at the first of the newest 16, behind by more+1
+	// versions (more than the log's deltas only in the second case).
 	for _, more := range []int{20, game.ChangeLogDeltas + 24} {
 		t.Run(fmt.Sprintf("%d versions behind", more), func(t *testing.T) {
 			a := newTestAPI(t)
@@ -463,7 +464,7 @@ func TestLocalFollowerCatchesUpAfterOverflow(t *testing.T) {
 			if feed.catchUps.Load() == subscribeReads {
 				t.Error("no catch-up from the change log; the versions cannot all have come from the overflowing feed")
 			}
-			if wantResync := more-15 > game.ChangeLogDeltas; (resyncs > 0) != wantResync {
+			if wantResync := more+1 > game.ChangeLogDeltas; (resyncs > 0) != wantResync {
 				t.Errorf("%d whole views sent again; want them only past the %d deltas the log keeps", resyncs, game.ChangeLogDeltas)
 			}
 			want := a.do("GET", "/v1/games/"+white.gameID, "", nil).expect(t, http.StatusOK).game()

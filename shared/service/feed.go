@@ -20,9 +20,10 @@ type Change struct {
 // long polls and the local stream's subscriptions watch a game, the local
 // stream's account-wide subscriptions a registered player (every commit of
 // a game in which the player holds a seat, or is invited to). A watcher that falls behind
-// (its buffer is full) misses announcements: a game's watcher notices the
-// gap in the versions and catches up from the stored change log; a
-// player's is told (Lost) and ends. Publishing never blocks a writer.
+// (its buffer is full) misses announcements, the oldest first (the newest
+// is always kept): a game's watcher notices the gap in the versions when it
+// reads on and catches up from the stored change log; a player's is told
+// (Lost) and ends. Publishing never blocks a writer.
 type feed struct {
 	mu       sync.Mutex
 	byGame   map[string]map[*watcher]struct{}
@@ -91,12 +92,23 @@ func (f *feed) publish(c Change) {
 	}
 }
 
+// offer buffers c. A full buffer drops its oldest announcement instead of
+// c: had the newest been dropped, a game's watcher that then reads the rest
+// would wait for a version nobody announces again (a burst that ends a game
+// would leave it on the version before). Only publish sends, under the
+// feed's lock, so the slot the receive frees stays free for c.
 func (w *watcher) offer(c Change) {
 	select {
 	case w.ch <- c:
+		return
 	default:
-		w.once.Do(func() { close(w.lost) })
 	}
+	w.once.Do(func() { close(w.lost) })
+	select {
+	case <-w.ch:
+	default: // the reader took one meanwhile
+	}
+	w.ch <- c
 }
 
 // seatedPlayers lists the registered players seated in next (or in prev,

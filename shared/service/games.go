@@ -518,9 +518,11 @@ func (s *Service) Disconnect(ctx context.Context, gameID string, seat chess.Colo
 // current reads a game for the caller, enforcing a due timeout (written, so
 // the game ends for everybody). A seat's request is a sign of life: a seat
 // on its disconnect grace is back (the grace ends; it is not shown as
-// connected for it, SPEC §16.1).
+// connected for it, SPEC §16.1). A player token whose player has no seat
+// reads as a spectator, as on the stream (SPEC §15): an app sends its
+// player's token with every request, watching others' games included.
 func (s *Service) current(ctx context.Context, gameID string, c Caller) (outcome, error) {
-	return s.update(ctx, txn{gameID: gameID, caller: c, access: anyone, lookOnly: true,
+	return s.update(ctx, txn{gameID: gameID, caller: c, access: watching, lookOnly: true,
 		step: func(_ *game.State, seat *chess.Color) (game.Step, error) {
 			if seat != nil {
 				return game.Presence{Seat: *seat, Connected: true}, nil

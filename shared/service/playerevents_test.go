@@ -204,3 +204,44 @@ func TestPlayerWatchLost(t *testing.T) {
 		t.Error("a second commit into a full feed was dropped without Lost")
 	}
 }
+
+// TestWatchKeepsTheNewest: a game's feed that fills up drops its oldest
+// announcements, never the newest, so a watcher reading on sees the last
+// version (and the gap before it, which it catches up on from the log).
+func TestWatchKeepsTheNewest(t *testing.T) {
+	store, err := boltstore.Open(filepath.Join(t.TempDir(), "g.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	svc, err := service.New(service.Config{Store: store, Players: store, Lister: store, Effects: service.EffectsByStream})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	g, err := svc.Create(ctx, service.CreateInput{Options: game.DefaultOptions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes, stop := svc.Watch(g.GameID, 2)
+	defer stop()
+	joined, err := svc.Join(ctx, g.GameID, service.JoinInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := joined.Game.Version
+	for i := range 5 {
+		view, err := svc.SetPresence(ctx, g.GameID, service.Caller{Token: joined.Token}, i%2 == 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = view.Version
+	}
+	var got []int64
+	for len(changes) > 0 {
+		got = append(got, (<-changes).State.Version)
+	}
+	if len(got) != 2 || got[1] != last || got[0] != last-1 {
+		t.Errorf("a full feed of 2 holds versions %v; want the newest two, %d and %d", got, last-1, last)
+	}
+}
