@@ -14,7 +14,9 @@ require (
 	github.com/klauspost/compress v1.20.4
 )
 
-require github.com/aws/aws-sdk-go-v2/service/sqs v1.53.0 // indirect
+require github.com/aws/aws-sdk-go-v2/service/sqs v1.53.0
+
+require github.com/aws/aws-sdk-go-v2/service/sns v1.48.0
 
 require (
 	github.com/chromedp/cdproto v0.159.0
@@ -25,7 +27,7 @@ require (
 	github.com/kr/pretty v0.3.1 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	go.yaml.in/yaml/v4 v4.0.0 // indirect
-	golang.org/x/text v0.14.0 // indirect
+	golang.org/x/text v0.14.0
 )
 
 require (

@@ -29,6 +29,10 @@ const (
 	// SampleAIAPIKey is the x-api-key of the ai/move-* events; configure
 	// AI_API_KEY with it to have them accepted.
 	SampleAIAPIKey = "sample-partner-key-5f2c9e1a7b3d"
+	// SampleDeviceID is the {id} of the device route's event.
+	SampleDeviceID = "dev_Qm3xTz8LwV2nK9pR"
+	// SampleNotificationID is the upTo of the read mark's event.
+	SampleNotificationID = "1a2272d2600-3f2a9c0d1e4b"
 	// SamplePlayerID is the player of SamplePlayerToken (its public
 	// profile, its recovery); SampleOpponentID another registered player
 	// (blocked and unblocked); SampleSecondSessionID a second session of

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"chessapi/shared/notify"
 )
 
 // The request bodies of SPEC §5, as strict shapes: an event whose body has a
@@ -82,7 +84,9 @@ var (
 		"POST /v1/players/me/link-codes", "POST /v1/lobby/quick",
 		"DELETE /v1/players/me", "GET /v1/players/me/sessions", "PATCH /v1/players/me/sessions/current",
 		"DELETE /v1/players/me/sessions/{id}", "POST /v1/players/me/recovery-code", "GET /v1/players/me/blocks",
-		"POST /v1/players/me/blocks/{id}", "DELETE /v1/players/me/blocks/{id}"}
+		"POST /v1/players/me/blocks/{id}", "DELETE /v1/players/me/blocks/{id}",
+		"POST /v1/players/me/devices", "GET /v1/players/me/devices", "DELETE /v1/players/me/devices/{id}",
+		"GET /v1/players/me/notifications", "POST /v1/players/me/notifications/read"}
 	// pathIDs is what {id} holds in each route's events: the sample game,
 	// or for the account routes a sample player or session.
 	pathIDs = map[string]string{
@@ -90,8 +94,9 @@ var (
 		"POST /v1/players/me/blocks/{id}":     "SampleOpponentID",
 		"DELETE /v1/players/me/blocks/{id}":   "SampleOpponentID",
 		"DELETE /v1/players/me/sessions/{id}": "SampleSecondSessionID",
+		"DELETE /v1/players/me/devices/{id}":  "SampleDeviceID",
 	}
-	sampleIDs = map[string]string{"SamplePlayerID": SamplePlayerID, "SampleOpponentID": SampleOpponentID, "SampleSecondSessionID": SampleSecondSessionID}
+	sampleIDs = map[string]string{"SamplePlayerID": SamplePlayerID, "SampleOpponentID": SampleOpponentID, "SampleSecondSessionID": SampleSecondSessionID, "SampleDeviceID": SampleDeviceID}
 )
 
 var (
@@ -324,6 +329,33 @@ func checkBody(routeKey string, body []byte) error {
 		}
 		if len(b.Code) != 8 {
 			return fmt.Errorf("code %q is not 8 characters", b.Code)
+		}
+		return nil
+	case "POST /v1/players/me/devices": // SPEC §16.3
+		var b struct {
+			Platform string `json:"platform"`
+			Token    string `json:"token"`
+			Locale   string `json:"locale,omitempty"`
+		}
+		if err := strictJSON(body, &b); err != nil {
+			return err
+		}
+		if p, ok := notify.ParsePlatform(b.Platform); !ok || !p.ValidToken(b.Token) {
+			return fmt.Errorf("platform %q with token %q: not a platform and one of its tokens", b.Platform, b.Token)
+		}
+		if _, ok := notify.ParseLocale(b.Locale); b.Locale != "" && !ok {
+			return fmt.Errorf("locale %q is neither ko nor en", b.Locale)
+		}
+		return nil
+	case "POST /v1/players/me/notifications/read":
+		var b struct {
+			UpTo string `json:"upTo"`
+		}
+		if err := strictJSON(body, &b); err != nil {
+			return err
+		}
+		if b.UpTo != SampleNotificationID {
+			return fmt.Errorf("upTo = %q; want the sample notification", b.UpTo)
 		}
 		return nil
 	case "PATCH /v1/players/me/sessions/current":

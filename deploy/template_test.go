@@ -40,6 +40,12 @@ var specRoutes = map[string]string{
 	"POST /v1/players/link":          "MoveFunction",
 	"GET /v1/lobby":                  "MoveFunction",
 	"POST /v1/lobby/quick":           "MoveFunction",
+	// SPEC §16.3
+	"POST /v1/players/me/devices":            "MoveFunction",
+	"GET /v1/players/me/devices":             "MoveFunction",
+	"DELETE /v1/players/me/devices/{id}":     "MoveFunction",
+	"GET /v1/players/me/notifications":       "MoveFunction",
+	"POST /v1/players/me/notifications/read": "MoveFunction",
 	// SPEC §16.2
 	"DELETE /v1/players/me":                 "MoveFunction",
 	"GET /v1/players/me/sessions":           "MoveFunction",
@@ -90,11 +96,11 @@ var specFunctions = []struct {
 	{"AiSeatFunction", "./functions/ai",
 		[]string{"GAMES_TABLE", "LOG_LEVEL"}},
 	{"EffectsFunction", "./functions/effects",
-		[]string{"AI_FUNCTION_NAME", "DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "SCHEDULER_ROLE_ARN", "SCHEDULE_DLQ_ARN", "SCHEDULE_GROUP", "STREAM_DLQ_URL", "STREAM_RETRY_SECONDS", "TIMEOUT_FUNCTION_ARN"}},
+		[]string{"AI_FUNCTION_NAME", "APNS_PLATFORM_APPLICATION_ARN", "APNS_SANDBOX_PLATFORM_APPLICATION_ARN", "DATA_TABLE", "FCM_PLATFORM_APPLICATION_ARN", "GAMES_TABLE", "LOG_LEVEL", "SCHEDULER_ROLE_ARN", "SCHEDULE_DLQ_ARN", "SCHEDULE_GROUP", "STREAM_DLQ_URL", "STREAM_RETRY_SECONDS", "TIMEOUT_FUNCTION_ARN"}},
 	{"FanoutFunction", "./functions/fanout",
 		[]string{"DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "STREAM_DLQ_URL", "STREAM_ENDPOINT", "STREAM_RETRY_SECONDS"}},
 	{"MoveFunction", "./functions/move",
-		[]string{"DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "ORIGIN_VERIFY_SECRET", "STREAM_ENDPOINT"}},
+		[]string{"APNS_PLATFORM_APPLICATION_ARN", "APNS_SANDBOX_PLATFORM_APPLICATION_ARN", "DATA_TABLE", "FCM_PLATFORM_APPLICATION_ARN", "GAMES_TABLE", "LOG_LEVEL", "ORIGIN_VERIFY_SECRET", "STREAM_ENDPOINT"}},
 	{"PollFunction", "./functions/move",
 		[]string{"DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "ORIGIN_VERIFY_SECRET"}},
 	{"ViewFunction", "./functions/move",
@@ -102,7 +108,7 @@ var specFunctions = []struct {
 	{"StreamFunction", "./functions/stream",
 		[]string{"DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL", "ORIGIN_VERIFY_SECRET", "STREAM_ENDPOINT"}},
 	{"TimeoutFunction", "./functions/timeout",
-		[]string{"AI_FUNCTION_NAME", "DATA_TABLE", "GAMES_TABLE", "LOG_LEVEL"}},
+		[]string{"AI_FUNCTION_NAME", "APNS_PLATFORM_APPLICATION_ARN", "APNS_SANDBOX_PLATFORM_APPLICATION_ARN", "DATA_TABLE", "FCM_PLATFORM_APPLICATION_ARN", "GAMES_TABLE", "LOG_LEVEL"}},
 }
 
 func loadRepoTemplate(t *testing.T) *Template {

@@ -113,7 +113,10 @@ func TestEnvironmentFromTemplate(t *testing.T) {
 	spec := repoSpec(t)
 	st := &stack{cfg: config{StackName: "chessapi", LogLevel: "WARN", AIAPIKeys: "required", AIAPIKey: "k_sample"}, spec: spec,
 		gamesTable: "chessapi-GamesTable", dataTable: "chessapi-DataTable", group: "chessapi-deadlines",
-		deadLetters: lambdafn.SQSQueue{URL: "http://127.0.0.1:3/123456789012/chessapi-fanout-dlq"}, originSecret: "emustack-edge-0123456789abcdef0123456789"}
+		deadLetters: lambdafn.SQSQueue{URL: "http://127.0.0.1:3/123456789012/chessapi-fanout-dlq"}, originSecret: "emustack-edge-0123456789abcdef0123456789",
+		push: pushApplications{APNs: "arn:aws:sns:us-east-1:123456789012:app/APNS/chessapi-APNS",
+			APNsSandbox: "arn:aws:sns:us-east-1:123456789012:app/APNS_SANDBOX/chessapi-APNS_SANDBOX",
+			FCM:         "arn:aws:sns:us-east-1:123456789012:app/GCM/chessapi-GCM"}}
 	raw, err := os.ReadFile(repoTemplate)
 	if err != nil {
 		t.Fatal(err)

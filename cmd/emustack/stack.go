@@ -20,6 +20,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"chessapi/deploy"
@@ -116,8 +117,10 @@ type stack struct {
 	cancel    context.CancelFunc
 	done      chan struct{} // the background loops have stopped
 
-	moto          *emulator.Server
-	calls         *emulator.CallCounter
+	moto  *emulator.Server
+	calls *emulator.CallCounter
+	// push are the SNS platform applications (push.go).
+	push          pushApplications
 	ownBootstraps bool // cfg.Bootstraps was made here: Close removes them
 }
 
@@ -192,6 +195,9 @@ func startStack(ctx context.Context, cfg config) (st *stack, err error) {
 	sched := scheduler.NewFromConfig(awsCfg)
 	if _, err := sched.CreateScheduleGroup(ctx, &scheduler.CreateScheduleGroupInput{Name: aws.String(st.group)}); err != nil {
 		return st, fmt.Errorf("CreateScheduleGroup %s: %w", st.group, err)
+	}
+	if st.push, err = createPushApplications(ctx, sns.NewFromConfig(awsCfg), cfg.StackName); err != nil {
+		return st, err
 	}
 	st.counts = newCounters(calls.Take)
 	// The functions reach moto through the data table's IAM guard, then
@@ -359,6 +365,7 @@ func (st *stack) environment(fn fnSpec, dataEndpoint, awsURL string) (map[string
 		// the run sets its own.
 		"STREAM_RETRY_SECONDS": strconv.Itoa(cmp.Or(st.cfg.StreamRetrySeconds, defaultStreamRetrySeconds)),
 	}
+	maps.Copy(byName, st.push.environment())
 	env := map[string]string{}
 	for k, raw := range fn.Env {
 		if ref, ok := raw.(map[string]any); ok {
@@ -389,6 +396,7 @@ func (st *stack) environment(fn fnSpec, dataEndpoint, awsURL string) (map[string
 		"AWS_ENDPOINT_URL_DYNAMODB":  dataEndpoint,
 		"AWS_ENDPOINT_URL_SCHEDULER": dataEndpoint,
 		"AWS_ENDPOINT_URL_SQS":       dataEndpoint,
+		"AWS_ENDPOINT_URL_SNS":       dataEndpoint,
 		"AWS_ENDPOINT_URL_LAMBDA":    awsURL,
 	})
 	return env, nil

@@ -32,6 +32,7 @@ func main() {
 	flag.IntVar(&cfg.hashMB, "hash", 64, "transposition table MiB per engine")
 	flag.StringVar(&cfg.aiAPIKey, "ai-api-key", os.Getenv("AI_API_KEY"), "accept this x-api-key on POST /v1/ai/move (a bootstrap key with the default limits; requires keys)")
 	flag.BoolVar(&cfg.requireAPIKeys, "require-api-keys", false, "require an API key made with cmd/apikeys on POST /v1/ai/move (default: open unless -ai-api-key)")
+	flag.StringVar(&cfg.notifyWebhook, "notify-webhook", os.Getenv("NOTIFY_WEBHOOK_URL"), "POST every device notification to this URL as {device, notification} (docs/notifications.md); default: the inbox only")
 	origins := flag.String("allowed-origins", "*", "comma-separated browser origins allowed by CORS (as the stack's AllowedOrigins); \"\" turns CORS off")
 	flag.Parse()
 	if *origins != "" {

@@ -20,6 +20,8 @@ import (
 	"chessapi/shared/api"
 	"chessapi/shared/apikey"
 	"chessapi/shared/app"
+	"chessapi/shared/notify"
+	"chessapi/shared/notify/webhook"
 	"chessapi/shared/schedule/localsched"
 	"chessapi/shared/service"
 	"chessapi/shared/store/boltstore"
@@ -40,6 +42,9 @@ type config struct {
 	// requireAPIKeys requires keys made with cmd/apikeys (in the embedded
 	// store, or the data table beside -table) on POST /v1/ai/move.
 	requireAPIKeys bool
+	// notifyWebhook receives device notifications (NOTIFY_WEBHOOK_URL,
+	// -notify-webhook); "" keeps them in the inboxes only.
+	notifyWebhook string
 	// now replaces the service clock (tests only; nil is time.Now).
 	now func() time.Time
 	// stream tunes the stream server (tests only).
@@ -89,6 +94,11 @@ func adapters(ctx context.Context, cfg config, log *slog.Logger) (app.Config, fu
 		release()
 		return app.Config{}, nil, err
 	}
+	sender, err := newNotificationSender(cfg, log)
+	if err != nil {
+		release()
+		return app.Config{}, nil, err
+	}
 	return app.Config{
 		Config: service.Config{
 			Store: withCrashHook(store.games),
@@ -97,6 +107,10 @@ func adapters(ctx context.Context, cfg config, log *slog.Logger) (app.Config, fu
 			// data table beside the games table.
 			Players: store.players,
 			Lister:  store.lister,
+			// Devices and inboxes (SPEC §16.3) beside the players; device
+			// notifications go to the webhook, if one is given.
+			Notifications: store.notifications,
+			Sender:        sender,
 			// AI seats get engines of their own, so public /v1/ai/move
 			// requests cannot starve them.
 			Engine:  aiplayer.New(aiplayer.Options{SeatEngines: cfg.engines, PublicEngines: cfg.engines, HashMB: cfg.hashMB}),
@@ -189,6 +203,8 @@ type stores struct {
 	// apiKeys holds POST /v1/ai/move's keys (cmd/apikeys writes them).
 	apiKeys apikey.Store
 	lister  service.GameLister
+	// notifications keeps devices and inboxes.
+	notifications service.NotificationStore
 	// housekeeping is the embedded store's start-up and background work
 	// (none for DynamoDB).
 	housekeeping app.Housekeeping
@@ -225,7 +241,7 @@ func openStore(ctx context.Context, cfg config, log *slog.Logger) (*stores, erro
 			return nil, err
 		}
 		log.Warn("deadlines of games started before a restart are enforced lazily only (DynamoDB cannot be listed cheaply)")
-		return &stores{games: store, players: data, lister: store, apiKeys: data}, nil
+		return &stores{games: store, players: data, lister: store, apiKeys: data, notifications: data}, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(cfg.dataPath), 0o755); err != nil {
 		return nil, fmt.Errorf("-data %s: %w", cfg.dataPath, err)
@@ -234,7 +250,7 @@ func openStore(ctx context.Context, cfg config, log *slog.Logger) (*stores, erro
 	if err != nil {
 		return nil, fmt.Errorf("-data %s: %w", cfg.dataPath, err)
 	}
-	return &stores{games: store, players: store, lister: store, apiKeys: store, housekeeping: app.Housekeeping{
+	return &stores{games: store, players: store, lister: store, apiKeys: store, notifications: store, housekeeping: app.Housekeeping{
 		PendingTimeouts: store.PendingTimeouts,
 		FinishedSince:   store.FinishedSince,
 		StartSweeper:    store.StartSweeper,
@@ -247,4 +263,18 @@ type staticLocalCredentials struct{}
 
 func (staticLocalCredentials) Retrieve(context.Context) (aws.Credentials, error) {
 	return aws.Credentials{AccessKeyID: "local", SecretAccessKey: "local", Source: "cmd/local"}, nil
+}
+
+// newNotificationSender is the local notify.Sender: the webhook of
+// -notify-webhook (NOTIFY_WEBHOOK_URL), or none (the inbox only).
+func newNotificationSender(cfg config, log *slog.Logger) (notify.Sender, error) {
+	if cfg.notifyWebhook == "" {
+		return nil, nil
+	}
+	s, err := webhook.New(cfg.notifyWebhook, webhook.Options{Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("-notify-webhook: %w", err)
+	}
+	log.Info("device notifications are posted to a webhook", "url", cfg.notifyWebhook)
+	return s, nil
 }

@@ -86,6 +86,9 @@ type stack struct {
 	// deadLetters is the stream consumers' dead-letter queue (moto's
 	// SQS).
 	deadLetters lambdafn.SQSQueue
+	// push are the SNS platform applications' variables (empty: none, as
+	// the template's defaults), set by withPushApplications.
+	push map[string]string
 }
 
 func newStack(t testing.TB) *stack {
@@ -141,6 +144,14 @@ func (s *stack) env(spec functionSpec) map[string]string {
 		"AWS_ENDPOINT_URL_SCHEDULER": s.calls.URL,
 		"AWS_ENDPOINT_URL_SQS":       s.calls.URL,
 		"AWS_ENDPOINT_URL_LAMBDA":    s.invokes.url,
+	}
+	switch spec.name {
+	case "move", "timeout", "effects":
+		// The push applications (SNS through the counting proxy).
+		env["AWS_ENDPOINT_URL_SNS"] = s.calls.URL
+		for _, k := range []string{"APNS_PLATFORM_APPLICATION_ARN", "APNS_SANDBOX_PLATFORM_APPLICATION_ARN", "FCM_PLATFORM_APPLICATION_ARN"} {
+			env[k] = s.push[k]
+		}
 	}
 	switch spec.name {
 	case "move":

@@ -1,7 +1,9 @@
 package emulator
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -80,9 +82,14 @@ func (c *CallCounter) Take() map[string]int {
 }
 
 // Operation names the AWS API operation of a request: JSON-protocol
-// services (DynamoDB) name it in X-Amz-Target; EventBridge Scheduler is a
-// REST API whose operation follows from the method and the path.
+// services (DynamoDB) name it in X-Amz-Target; query-protocol services
+// (SNS) in the form body's Action, the service in the signature's
+// credential scope (the body is read and put back); EventBridge Scheduler
+// is a REST API whose operation follows from the method and the path.
 func Operation(r *http.Request) string {
+	if op, ok := queryOperation(r); ok {
+		return op
+	}
 	if target := r.Header.Get("X-Amz-Target"); target != "" {
 		service, op, _ := strings.Cut(target, ".")
 		if strings.HasPrefix(service, "DynamoDB") {
@@ -107,4 +114,28 @@ func Operation(r *http.Request) string {
 		}
 	}
 	return r.Method + " /" + path
+}
+
+// queryOperation names a query-protocol request ("sns:Publish").
+func queryOperation(r *http.Request) (string, bool) {
+	if r.Method != http.MethodPost || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") || r.Body == nil {
+		return "", false
+	}
+	// Credential=<key>/<date>/<region>/<service>/aws4_request
+	_, cred, ok := strings.Cut(r.Header.Get("Authorization"), "Credential=")
+	scope := strings.Split(strings.SplitN(cred, ",", 2)[0], "/")
+	if !ok || len(scope) != 5 {
+		return "", false
+	}
+	body, err := io.ReadAll(r.Body)
+	r.Body.Close()
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil {
+		return "", false
+	}
+	form, err := url.ParseQuery(string(body))
+	if err != nil || form.Get("Action") == "" {
+		return "", false
+	}
+	return scope[3] + ":" + form.Get("Action"), true
 }

@@ -205,6 +205,22 @@ func codeCases() []codeCase {
 		{code: "player_required", run: func(a *testAPI, _ *faultyStore, h http.Header) response {
 			return a.doHeaders("GET", "/v1/players/me", h, nil)
 		}},
+		{code: "too_many_devices", run: func(a *testAPI, _ *faultyStore, h http.Header) response {
+			p := a.newPlayer("phones")
+			for i := range service.MaxDevices {
+				a.do("POST", "/v1/players/me/devices", p, deviceBody(i)).expect(a.t, http.StatusCreated)
+			}
+			return a.doHeaders("POST", "/v1/players/me/devices", with(h, p), deviceBody(service.MaxDevices))
+		}},
+		{code: "platform_unavailable", configure: func(c *service.Config) { c.Sender = apnsOnlySender{} }, run: func(a *testAPI, _ *faultyStore, h http.Header) response {
+			return a.doHeaders("POST", "/v1/players/me/devices", with(h, a.newPlayer("android")), map[string]any{"platform": "fcm", "token": strings.Repeat("f", 152)})
+		}},
+		{code: "device_not_found", run: func(a *testAPI, _ *faultyStore, h http.Header) response {
+			return a.doHeaders("DELETE", "/v1/players/me/devices/dev_nosuchdevice", with(h, a.newPlayer("nodevice")), nil)
+		}},
+		{code: "notification_not_found", run: func(a *testAPI, _ *faultyStore, h http.Header) response {
+			return a.doHeaders("POST", "/v1/players/me/notifications/read", with(h, a.newPlayer("noinbox")), map[string]any{"upTo": "1a2272d2600-3f2a9c0d1e4b"})
+		}},
 		{code: "game_not_waiting", run: func(a *testAPI, _ *faultyStore, h http.Header) response {
 			id, _ := a.finishedGameOf() // aborted after both seats were taken
 			return a.doHeaders("POST", "/v1/games/"+id+"/join", h, nil)

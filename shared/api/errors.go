@@ -77,6 +77,9 @@ func describe(err error, l Lang) described {
 		noMove   *service.NoMoveError
 		later    retryLater
 	)
+	if out, ok := describeNotifications(err, d); ok {
+		return out
+	}
 	switch {
 	case errors.As(err, &ae):
 		return d(ae.Status, ae.Code)

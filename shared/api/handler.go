@@ -56,6 +56,7 @@ type Games interface {
 	Blocks(ctx context.Context, c service.Caller) ([]service.BlockInfo, error)
 	Lobby(ctx context.Context, room game.Room, limit int, cursor string, filter service.LobbyFilter) (service.LobbyPage, error)
 	QuickPair(ctx context.Context, in service.QuickInput) (service.QuickResult, error)
+	Notifying
 }
 
 var _ Games = (*service.Service)(nil)
@@ -134,6 +135,11 @@ func (h *handler) routes() []routeEntry {
 		{Route{"GET", "/v1/players/{id}"}, h.handlePublicProfile},
 		{Route{"GET", "/v1/lobby"}, h.handleLobby},
 		{Route{"POST", "/v1/lobby/quick"}, h.handleQuick},
+		{Route{"POST", "/v1/players/me/devices"}, h.handleRegisterDevice},
+		{Route{"GET", "/v1/players/me/devices"}, h.handleDevices},
+		{Route{"DELETE", "/v1/players/me/devices/{id}"}, h.handleDeleteDevice},
+		{Route{"GET", "/v1/players/me/notifications"}, h.handleNotifications},
+		{Route{"POST", "/v1/players/me/notifications/read"}, h.handleMarkRead},
 	}
 }
 

@@ -66,12 +66,13 @@ func newTestAPIWith(t *testing.T, configure func(*service.Config), mutate ...fun
 	trigger := &recordingTrigger{}
 	pool := aiplayer.NewPool(1, 1).WithoutPacing()
 	cfg := service.Config{
-		Store:     store,
-		Players:   store,
-		Lister:    store,
-		AITrigger: trigger,
-		Engine:    pool,
-		Now:       clock.Now,
+		Store:         store,
+		Players:       store,
+		Lister:        store,
+		Notifications: store,
+		AITrigger:     trigger,
+		Engine:        pool,
+		Now:           clock.Now,
 	}
 	if configure != nil {
 		configure(&cfg)

@@ -9,6 +9,7 @@ import (
 
 	"chessapi/shared/chess"
 	"chessapi/shared/game"
+	"chessapi/shared/service"
 )
 
 // Every human text of the API lives here: error messages, the words for
@@ -86,6 +87,9 @@ type texts struct {
 	reasons  map[game.Reason]string
 	summary  func(winner *chess.Color, reason string, moveCount int) string
 	aiName   func(level string) string
+	// notification words a notification: its title and body
+	// (notifications.go).
+	notification func(n service.Notification, t *texts) (title, body string)
 	// deletedPlayer is the label of a deleted player's seats.
 	deletedPlayer string
 }
@@ -165,6 +169,10 @@ var korean = texts{
 		"body_too_large":         "요청 본문이 너무 커요 (최대 64KB)",
 		"rate_limited":           "요청이 너무 많아요. 잠시 후 다시 시도해 주세요",
 		"too_many_subscriptions": "한 연결에서 최대 10개 대국까지 구독할 수 있어요",
+		"too_many_devices":       "기기는 최대 10대까지 등록할 수 있어요. 쓰지 않는 기기를 지워 주세요",
+		"device_not_found":       "등록된 기기를 찾을 수 없어요",
+		"notification_not_found": "알림을 찾을 수 없어요",
+		"platform_unavailable":   "이 서비스는 이 플랫폼으로 알림을 보낼 수 없어요",
 		// 422 and 409 rule codes (the four move refusals are SPEC §5's texts)
 		"not_your_turn":       "지금은 상대 차례예요",
 		"illegal_move":        "그 기물은 그렇게 움직일 수 없어요",
@@ -270,6 +278,7 @@ var korean = texts{
 		names := map[string]string{"easy": "쉬움", "normal": "보통", "hard": "어려움", "max": "최강"}
 		return "AI (" + names[level] + ")"
 	},
+	notification:  notificationsKo,
 	deletedPlayer: "탈퇴한 사용자",
 }
 
@@ -284,6 +293,11 @@ var formatKo = map[string]string{
 	"requestId":   "128자 이하의 일반 문자여야 해요",
 	"gameId":      "대국 ID 형식이 아니에요",
 	"cursor":      "이전 응답의 nextCursor 값을 그대로 보내 주세요",
+
+	// Devices and notifications (SPEC §16.3).
+	"apnsToken":      "APNs 기기 토큰은 16진수 64자예요",
+	"fcmToken":       "FCM 등록 토큰은 영문, 숫자와 _ : - 로 된 100~4096자예요",
+	"notificationId": "알림 목록의 notificationId 값을 그대로 보내 주세요",
 }
 
 var notAllowedKo = map[string]string{
@@ -351,6 +365,10 @@ var english = texts{
 		"body_too_large":         "The request body is too large (64 KB at most)",
 		"rate_limited":           "Too many requests; try again later",
 		"too_many_subscriptions": "One connection can follow at most 10 games",
+		"too_many_devices":       "At most 10 devices can be registered; delete one you no longer use",
+		"device_not_found":       "No such registered device",
+		"notification_not_found": "No such notification",
+		"platform_unavailable":   "This service cannot send notifications to that platform",
 		"not_your_turn":          "It is your opponent's turn",
 		"illegal_move":           "That piece cannot move like that",
 		"king_in_check":          "That move would leave your king in check",
@@ -455,6 +473,7 @@ var english = texts{
 		return "Black won (" + reason + ", " + n + ")"
 	},
 	aiName:        func(level string) string { return "AI (" + level + ")" },
+	notification:  notificationsEn,
 	deletedPlayer: game.DeletedPlayerName,
 }
 
@@ -475,6 +494,11 @@ var formatEn = map[string]string{
 	"requestId":   "at most 128 characters of plain text",
 	"gameId":      "not a game id",
 	"cursor":      "send the nextCursor of the previous answer as it is",
+
+	// Devices and notifications (SPEC §16.3).
+	"apnsToken":      "an APNs device token is 64 hexadecimal characters",
+	"fcmToken":       "an FCM registration token is 100 to 4096 letters, digits, _, : and -",
+	"notificationId": "send a notificationId of the notification list as it is",
 }
 
 var notAllowedEn = map[string]string{

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"chessapi/shared/api"
+	"chessapi/shared/notify"
 	"chessapi/shared/obs"
 	"chessapi/shared/service"
 )
@@ -94,6 +95,9 @@ const (
 	// effectsGrace for the retries of failed effects.
 	aiTurnsGrace = 10 * time.Second
 	effectsGrace = 5 * time.Second
+	// senderGrace is how long shutdown waits for notifications being sent
+	// (the local webhook's posts and their retries).
+	senderGrace = 5 * time.Second
 )
 
 // App is a wired process: the service, its HTTP handler and the adapters
@@ -103,6 +107,9 @@ type App struct {
 	Handler   http.Handler
 	Scheduler service.Scheduler
 	AITrigger service.AITrigger
+	// Sender delivers device notifications (nil: inbox only); the app
+	// stops it after the service (the webhook's posts in flight).
+	Sender notify.Sender
 	// Stream is the local stream server (nil unless Config.Stream).
 	Stream *api.Stream
 
@@ -142,6 +149,21 @@ func New(cfg Config) (*App, error) {
 	}
 	sc := cfg.Config
 	sc.Scheduler, sc.AITrigger = a.Scheduler, a.AITrigger
+	// Notifications are worded by the edge's catalogue.
+	if sc.RenderNotification == nil {
+		sc.RenderNotification = api.NotificationMessage
+	}
+	a.Sender = sc.Sender
+	if sc.Followers == nil && cfg.Stream && sc.Notifications != nil {
+		// The local stream is made after the service (it reads games
+		// through it); it answers for the followers once it exists.
+		sc.Followers = service.AccountFollowersFunc(func(ctx context.Context, playerID string) (bool, error) {
+			if a.Stream == nil {
+				return false, nil
+			}
+			return a.Stream.FollowsAccount(ctx, playerID)
+		})
+	}
 	var err error
 	if svc, err = service.New(sc); err != nil {
 		return nil, fmt.Errorf("app: %w", err)
@@ -238,6 +260,9 @@ func (a *App) Shutdown(ctx context.Context, stopServing func(context.Context) er
 	a.Service.Close(effectsGrace)
 	if err := closeAdapter(a.Scheduler, 0); err != nil {
 		errs = append(errs, fmt.Errorf("app: scheduler: %w", err))
+	}
+	if err := closeAdapter(a.Sender, senderGrace); err != nil {
+		errs = append(errs, fmt.Errorf("app: notification sender: %w", err))
 	}
 	if a.stopSweeper != nil {
 		a.stopSweeper()

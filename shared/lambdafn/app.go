@@ -17,6 +17,7 @@ import (
 
 	"chessapi/shared/aiplayer"
 	"chessapi/shared/aitrigger/lambdainvoke"
+	"chessapi/shared/api"
 	"chessapi/shared/apikey"
 	"chessapi/shared/app"
 	"chessapi/shared/obs"
@@ -276,6 +277,15 @@ func awsAdapters(awsCfg aws.Config, cfg Config) (Deps, error) {
 	deps.Players, deps.Lister = data, store
 	if sp.adapters.has(usesAPIKeys) {
 		deps.APIKeys, deps.KeyCounter = data, data
+	}
+	if sp.adapters.has(usesNotify) {
+		deps.Notifications = data
+		if deps.Sender, err = newPushSender(awsCfg, cfg); err != nil {
+			return fail(err)
+		}
+		// A player following their account on the stream gets no device
+		// notification: the data table's subscriptions tell.
+		deps.Followers = api.AccountFollowers{Subscriptions: StreamConnections(data)}
 	}
 	// The function whose routes end sessions (move) ends the stream's
 	// connections of an ended session: through the WebSocket API's

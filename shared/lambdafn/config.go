@@ -55,6 +55,9 @@ type Config struct {
 	// OriginVerifyHeader (move, ai, stream; the edge, origin.go); "" for
 	// none.
 	OriginVerifySecret string
+	// Push are the SNS platform applications of device notifications
+	// (notify.go); a platform without one is refused.
+	Push PushApplications
 }
 
 // ErrConfig is wrapped by every configuration error.

@@ -43,17 +43,19 @@ var functions = map[Function]spec{
 	// ai function and would answer 503 here), and its commits' timers and
 	// AI turns are the fan-out's.
 	// STREAM_ENDPOINT, the WebSocket API's, lets it close the stream
-	// connections of a session it ends (revoked, or its player deleted).
-	Move: {handleHTTP, usesData | usesSessionEnd,
-		[]need{{envGamesTable, required}, {envDataTable, required}, {envStreamEndpoint, optional}, {envOriginVerify, optional}, {envLogLevel, optional}}},
+	// connections of a session it ends (revoked, or its player deleted);
+	// the push applications, for devices' endpoints.
+	Move: {handleHTTP, usesData | usesSessionEnd | usesNotify,
+		append([]need{{envGamesTable, required}, {envDataTable, required}, {envStreamEndpoint, optional}, {envOriginVerify, optional}, {envLogLevel, optional}}, pushEnv...)},
 	// The deadline schedules' target: it ends games, re-arms a game's
 	// timer by writing its armed instant (the effects consumer makes the
 	// schedule from the stream: this function never calls the scheduler)
 	// and restarts an overdue AI seat itself; a flag fall in a rated game
-	// reads both ratings.
-	Timeout: {handleTimeout, usesData | usesAITrigger,
-		[]need{{envGamesTable, required}, {envDataTable, required},
-			{envAIFunction, required}, {envLogLevel, optional}}},
+	// reads both ratings. Its timers also wake a turn's timeRunningOut
+	// reminders (SPEC §16.3), sent through SNS.
+	Timeout: {handleTimeout, usesData | usesAITrigger | usesNotify,
+		append([]need{{envGamesTable, required}, {envDataTable, required},
+			{envAIFunction, required}, {envLogLevel, optional}}, pushEnv...)},
 	// POST /v1/ai/move and the AI seats' turns, one engine sized from the
 	// function's memory. The keys live in the data table; DATA_TABLE is
 	// optional because the AI seats' function runs the same code and serves
@@ -73,11 +75,12 @@ var functions = map[Function]spec{
 			{envStreamDLQ, required}, {envStreamRetry, optional}, {envFunctionName, optional}, {envLogLevel, optional}}},
 	// The games table's change stream, second consumer: each version's
 	// after-write effects (the timer's armed instant backed, the AI turn
-	// started, a rated result applied), never held by a push (fanout.go).
-	Effects: {handleStreamRecords, usesData | usesScheduler | usesAITrigger | usesDeadLetters,
-		[]need{{envGamesTable, required}, {envDataTable, required},
+	// started, a rated result applied, the notifications: the inbox and
+	// SNS), never held by a push (fanout.go).
+	Effects: {handleStreamRecords, usesData | usesScheduler | usesAITrigger | usesDeadLetters | usesNotify,
+		append([]need{{envGamesTable, required}, {envDataTable, required},
 			{envScheduleGroup, required}, {envSchedulerRole, required}, {envTimeoutTarget, required}, {envScheduleDLQ, optional},
-			{envAIFunction, required}, {envStreamDLQ, required}, {envStreamRetry, optional}, {envFunctionName, optional}, {envLogLevel, optional}}},
+			{envAIFunction, required}, {envStreamDLQ, required}, {envStreamRetry, optional}, {envFunctionName, optional}, {envLogLevel, optional}}, pushEnv...)},
 }
 
 // handler is the event a function's handler takes.
@@ -95,7 +98,7 @@ const (
 func (h handler) servesHTTP() bool { return h == handleHTTP || h == handleAI }
 
 // adapters are the ports a function runs on besides the games table.
-type adapters uint8
+type adapters uint16
 
 const (
 	usesData        adapters = 1 << iota // the data table (when DATA_TABLE is set): players, game lists
@@ -105,6 +108,7 @@ const (
 	usesAPIKeys                          // POST /v1/ai/move's keys and their counters (data table)
 	usesStream                           // the stream's connections (data table) and the @connections poster
 	usesDeadLetters                      // the SQS queue a stream consumer writes the records it gives up on to
+	usesNotify                           // devices and inboxes (data table) and the SNS sender (notify.go)
 	// usesSessionEnd: the stream's connections of the sessions it ends
 	// (data table), closed through the @connections poster when
 	// STREAM_ENDPOINT is set.

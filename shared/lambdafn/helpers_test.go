@@ -127,7 +127,8 @@ func newFixture(t *testing.T, aiAPIKey string) *fixture {
 	}
 	t.Cleanup(func() { store.Close() })
 	f := &fixture{store: store, clock: &testClock{now: eventsStart}, sched: &recordingScheduler{}, trigger: &recordingTrigger{}}
-	deps := Deps{Config: service.Config{Store: store, Players: store, Lister: store, Scheduler: f.sched, AITrigger: f.trigger, Now: f.clock.Now}}
+	deps := Deps{Config: service.Config{Store: store, Players: store, Lister: store, Notifications: store, Sender: eventsSender{},
+		Scheduler: f.sched, AITrigger: f.trigger, Now: f.clock.Now}}
 	for _, fn := range []struct {
 		app **App
 		cfg Config

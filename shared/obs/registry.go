@@ -37,6 +37,9 @@ const (
 	MetricPushFailures      = "PushFailures"
 	MetricStaleConnections  = "StaleConnections"
 	MetricEffectRetries     = "EffectRetries"
+	// MetricNotificationFailures: delivering a commit's notifications
+	// (the inbox, the devices) failed after its bounded retries.
+	MetricNotificationFailures = "NotificationFailures"
 	// The games table's stream consumers (lambdafn fanout.go).
 	MetricStreamRecordsRetried      = "StreamRecordsRetried"
 	MetricStreamRecordsDeadLettered = "StreamRecordsDeadLettered"
@@ -69,6 +72,7 @@ var registry = []MetricSpec{
 	{MetricScheduleFailures, UnitCount, "arming a game's timer (a schedule) failed after its bounded retries"},
 	{MetricAITriggerFailures, UnitCount, "starting an AI turn (async invoke) failed after its bounded retries"},
 	{MetricPushFailures, UnitCount, "a push to a live connection failed (other than the connection being gone)"},
+	{MetricNotificationFailures, UnitCount, "delivering a commit's notifications (inbox, devices) failed after its bounded retries"},
 	{MetricStaleConnections, UnitCount, "a push found its connection gone (410); the connection was dropped"},
 	{MetricEffectRetries, UnitCount, "one failed attempt of an effect that will be tried again"},
 	{MetricStreamRecordsRetried, UnitCount, "a stream record a consumer answered to be delivered again (failed, or not reached before the deadline)"},

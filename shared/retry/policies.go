@@ -62,6 +62,12 @@ var (
 	// (410) and other 4xx answers are permanent.
 	ConnectionPost = Policy{Attempts: 3, Base: 100 * time.Millisecond, Jitter: 0.5}
 
+	// NotifyWebhook retries a notification posted to the local webhook
+	// (NOTIFY_WEBHOOK_URL, SPEC §16.3: "failures retried 3 times, then
+	// dropped"): 4 posts, 500 ms doubling, half jittered, off the request
+	// path (notify/webhook queues them).
+	NotifyWebhook = Policy{Attempts: 4, Base: 500 * time.Millisecond, Jitter: 0.5}
+
 	// QuickPair bounds the rounds of a quick pairing (service.QuickPair):
 	// a round is lost only to another requester taking the same seat, so
 	// each lost round is progress for someone; 40 rounds, each pause drawn

@@ -491,7 +491,8 @@ func (s *Service) blocked(ctx context.Context, a, b string) (bool, error) {
 //     name is replaced in all of them — active and finished, so views,
 //     lists, the lobby and PGNs no longer show it; a rematch waiting for
 //     the player is cancelled too;
-//  4. the player record, its blocks (both ways) and its link codes go.
+//  4. the player's devices and inbox go (SPEC §16.3);
+//  5. the player record, its blocks (both ways) and its link codes go.
 //
 // A deleted player's rated games keep their numbers (ratingChange), and
 // their opponents' rating histories keep the games' ids, without the name.
@@ -520,6 +521,11 @@ func (s *Service) DeleteMe(ctx context.Context, c Caller) error {
 	}
 	s.sessionsEnded(ctx, ended)
 	if err := s.endGamesOf(ctx, playerID); err != nil {
+		return err
+	}
+	// The devices and the inbox (SPEC §16.3), after the games' ends whose
+	// notifications the inline effects just delivered.
+	if err := s.DeletePlayerNotifications(ctx, playerID); err != nil {
 		return err
 	}
 	return ps.DeletePlayer(ctx, playerID)

@@ -95,8 +95,8 @@ func (s *Service) applyEffects(ctx context.Context, c commit) error {
 	return errors.Join(s.ArmTimer(ctx, c.next, c.prevArmed, c.nextArmed), s.Committed(ctx, c.prev, c.next))
 }
 
-// stateEffects are the effects decided by the states alone: the AI's turn
-// and a rated result.
+// stateEffects are the effects decided by the states alone: the AI's turn,
+// a rated result and the notifications of next.
 func (s *Service) stateEffects(ctx context.Context, prev, next *game.State) error {
 	var errs []error
 	if aiTurnBegins(prev, next) {
@@ -107,6 +107,14 @@ func (s *Service) stateEffects(ctx context.Context, prev, next *game.State) erro
 	}
 	if ratingFinished(prev, next) {
 		if err := s.retry(ctx, "ratings", func(ctx context.Context) error { _, err := s.applyRatings(ctx, next); return err }); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	// After the ratings: a gameEnded notification tells the rating change
+	// the result carries (the players' records are the ratings' effect).
+	if s.cfg.Notifications != nil {
+		if err := s.retry(ctx, "notifications", func(ctx context.Context) error { return s.notifyCommitted(ctx, prev, next) }); err != nil {
+			s.cfg.Metrics.Count(obs.MetricNotificationFailures, 1)
 			errs = append(errs, err)
 		}
 	}

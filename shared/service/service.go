@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"chessapi/shared/game"
+	"chessapi/shared/notify"
 	"chessapi/shared/obs"
 	"chessapi/shared/retry"
 )
@@ -104,6 +105,18 @@ type Config struct {
 	// Lister answers game lists and the lobby from the game index (the
 	// store, when it keeps one); nil disables those routes.
 	Lister GameLister
+	// Notifications keeps devices and inboxes (SPEC §16.3); nil disables
+	// the device and inbox routes and notifications (notifications.go).
+	Notifications NotificationStore
+	// Sender delivers device notifications (Amazon SNS, the local
+	// webhook); nil keeps devices but sends nothing (inbox only).
+	Sender notify.Sender
+	// RenderNotification words a notification in a locale (the edge's
+	// text catalogue: api.NotificationMessage); without it nothing is sent.
+	RenderNotification func(n Notification, l notify.Locale) notify.Message
+	// Followers tells who follows their account on the stream (they get
+	// no device notification); nil: nobody.
+	Followers AccountFollowers
 	// Effects says who runs the work after a commit (default inline).
 	Effects EffectsMode
 	// Now is the clock; time.Now when nil.
@@ -206,6 +219,10 @@ func New(cfg Config) (*Service, error) {
 	}
 	s := &Service{cfg: cfg, retries: retriesOf(cfg), log: cfg.Logger, feed: newFeed(), draining: make(chan struct{})}
 	s.effects = newEffects(s)
+	if cfg.Notifications != nil {
+		// A revoked session's devices go with it (SPEC §16.3).
+		s.OnSessionsEnded(s.devicesOfEndedSessions)
+	}
 	return s, nil
 }
 

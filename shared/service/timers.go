@@ -57,9 +57,11 @@ func storedInstant(t time.Time) time.Time {
 }
 
 // timer is the instant st's timer should fire, as of now: the game's
-// deadline on a human's turn, the AI watchdog's next look on an AI seat's
-// turn (an AI never loses on time; one that does not answer is started
-// again, look by look). False when the game has no deadline.
+// deadline on a human's turn, or the turn's next timeRunningOut reminder
+// when that comes first (a registered player's, with notifications on,
+// SPEC §16.3); the AI watchdog's next look on an AI seat's turn (an AI
+// never loses on time; one that does not answer is started again, look by
+// look). False when the game has no deadline.
 func (s *Service) timer(st *game.State) (time.Time, bool) {
 	deadline, ok := game.Deadline(st)
 	if !ok {
@@ -72,6 +74,9 @@ func (s *Service) timer(st *game.State) (time.Time, bool) {
 			attempt++
 		}
 		return s.watchdog(st, attempt), true
+	}
+	if r, ok := s.nextReminder(st, s.now()); ok && r.At.Before(deadline) {
+		return r.At, true
 	}
 	return deadline, true
 }
@@ -183,7 +188,10 @@ func (s *Service) timerRound(ctx context.Context, task TimeoutTask, force bool) 
 	armed := cur.rec.ArmedAt
 	theArmed := armed.Equal(task.Deadline)
 	if !force && !theArmed && armed.After(now) && !armed.After(want) {
-		return nil // superseded: the game's armed timer is still ahead
+		// Superseded: the game's armed timer is still ahead. The reminders
+		// due are sent all the same (a retried delivery whose reminder
+		// failed after it armed the next timer comes this way).
+		return s.remindDue(ctx, st)
 	}
 	if aiTurn && !now.Before(s.watchdog(st, attempt)) {
 		// The AI has not answered by this look: the next look first, so
@@ -208,7 +216,27 @@ func (s *Service) timerRound(ctx context.Context, task TimeoutTask, force bool) 
 		// one, or nothing would be left to fire.
 		want = task.Deadline.Add(time.Millisecond)
 	}
-	return s.armAt(ctx, cur, want, force)
+	// The timer for what comes next first (the turn's next reminder or its
+	// deadline), then the reminders due by now: a delivery retried after a
+	// failed reminder finds the timer armed and the reminder not sent yet
+	// (each is sent once: its id is its turn and due time).
+	if err := s.armAt(ctx, cur, want, force); err != nil {
+		return err
+	}
+	return s.remindDue(ctx, st)
+}
+
+// remindDue sends the timeRunningOut reminders of st's turn due by now,
+// with the effects' retries.
+func (s *Service) remindDue(ctx context.Context, st *game.State) error {
+	if s.cfg.Notifications == nil {
+		return nil
+	}
+	if err := s.retry(ctx, "reminders", func(ctx context.Context) error { return s.remind(ctx, st) }); err != nil {
+		s.cfg.Metrics.Count(obs.MetricNotificationFailures, 1)
+		return err
+	}
+	return nil
 }
 
 // applyDue writes what a delivery finds due: the timeout, or the AI

@@ -278,7 +278,7 @@ func (s *Service) record(st *game.State) (GameRecord, error) {
 	rec := GameRecord{GameID: st.GameID, Version: st.Version, StateVersion: st.StateVersion, State: storedgame.Encode(st)}
 	// The stored deadline is the game's timer (on an AI's turn, its
 	// watchdog's next look), so timers re-armed from the store after a
-	// restart are the ones the game had.
+	// restart are the ones the game had (a reminder's among them).
 	if deadline, ok := s.timer(st); ok {
 		rec.Deadline = deadline
 	}

@@ -467,6 +467,11 @@ func (s *Store) StartSweeper(interval time.Duration, log *slog.Logger) (stop fun
 				} else if n > 0 {
 					log.Debug("expired link codes, counters and slots", "deleted", n)
 				}
+				if n, err := s.DeleteExpiredNotifications(ctx, time.Now()); err != nil {
+					log.Warn("expire notifications", "err", err)
+				} else if n > 0 {
+					log.Debug("expired notifications and push claims", "deleted", n)
+				}
 			}
 		}
 	}()

@@ -64,18 +64,26 @@ func TestTemplateGrantsOnlyTheFunctionsPartitions(t *testing.T) {
 	// rated game (both players' ratings read): every function that shows
 	// a game.
 	readPlayers := all([]string{get}, tokenPrefix+"*", playerPrefix+"*")
+	// Delivering notifications: the inbox entries, push claims and pushed
+	// marks, the devices and (a gone one removed) its token's owner.
+	notifications := all([]string{get, put, update, del}, devicesPrefix+"*", deviceTokenPrefix+"*", inboxPrefix+"*")
 	want := map[string]map[string][]string{
 		// Players (their sessions' entries and blocks queried and read in
 		// batches), tokens, link codes, the wrong-code counters, pairing
 		// slots.
 		// And an ended session's connections, found under its token.
+		// And devices, their tokens' owners and the inboxes (SPEC §16.3).
 		"MoveFunction": merge(all([]string{get, put, update, del, query, batchGet},
 			playerPrefix+"*", tokenPrefix+"*", linkPrefix+"*", linkFail, recoverFail, slotPrefix+"*"),
-			all([]string{query, del}, tokenConnPrefix+"*", connPrefix+"*", subPrefix+"*")),
+			all([]string{query, del}, tokenConnPrefix+"*", connPrefix+"*", subPrefix+"*"),
+			all([]string{get, put, update, del}, devicesPrefix+"*", deviceTokenPrefix+"*", inboxPrefix+"*"),
+			all([]string{query}, inboxPrefix+"*")),
 		"ViewFunction": readPlayers,
 		"PollFunction": readPlayers,
-		// A flag fall in a rated game reads both ratings.
-		"TimeoutFunction": all([]string{get}, playerPrefix+"*"),
+		// A flag fall in a rated game reads both ratings; the reminders
+		// are notifications, kept off the devices of a player following
+		// the account on the stream (its subscriptions).
+		"TimeoutFunction": merge(all([]string{get}, playerPrefix+"*"), notifications, all([]string{query}, subPrefix+"*")),
 		// Keys by id, their two counters, their in-flight leases.
 		"AiFunction": merge(
 			all([]string{get}, apiKeyPrefix+"*"),
@@ -87,8 +95,9 @@ func TestTemplateGrantsOnlyTheFunctionsPartitions(t *testing.T) {
 		"StreamFunction": merge(all([]string{get, put, del, query}, connPrefix+"*", subPrefix+"*", tokenConnPrefix+"*"), readPlayers),
 		// The push consumer: a game's subscribers, gone connections deleted.
 		"FanoutFunction": all([]string{get, del, query}, connPrefix+"*", subPrefix+"*", tokenConnPrefix+"*"),
-		// The effects consumer: ratings applied.
-		"EffectsFunction": all([]string{get, put}, playerPrefix+"*"),
+		// The effects consumer: ratings applied, a commit's notifications
+		// delivered (whether a player follows their account: a query).
+		"EffectsFunction": merge(all([]string{get, put}, playerPrefix+"*"), notifications, all([]string{query}, subPrefix+"*")),
 	}
 	granted := map[string]bool{}
 	for _, fn := range tmpl.Functions {

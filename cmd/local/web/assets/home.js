@@ -5,6 +5,7 @@ import { lang, t, setLanguage } from './i18n.js';
 import { ensurePlayer, playerToken, playersSupported, saveName } from './players.js';
 import * as storage from './storage.js';
 import { fill, h, markAfterPaint, openRules, toast } from './ui.js';
+import { DAYS } from './correspondence.js';
 
 export const TIME_CONTROLS = ['3+2', '5+0', '5+3', '10+0', '10+5', '15+10', '30+0', 'none'];
 export const PER_MOVE = ['perMove:30', 'perMove:60', 'perMove:120'];
@@ -55,7 +56,7 @@ export function mountHome(root) {
       segmented('color', [['random', t('home.color.random')], ['hostWhite', t('color.white')], ['hostBlack', t('color.black')]], ai.color ?? 'random')),
     h('div.field', h('span.label', t('home.variant')),
       segmented('variant', [['standard', t('variant.standard')], ['chess960', t('variant.chess960')]], ai.variant ?? 'standard')),
-    h('div.field', h('label.label', { for: 'ai-time' }, t('home.time')), timeSelect('ai-time', ai.time ?? '10+5')),
+    h('div.field', h('label.label', { for: 'ai-time' }, t('home.time')), timeSelect('ai-time', ai.time ?? '10+5', DAYS)),
     h('button#btn-play-ai.primary.wide', { type: 'submit' }, t('home.ai.start')));
 
   const friendForm = h('form#friend-form.card', { onsubmit: (e) => { e.preventDefault(); createForFriend(friendForm); } },
@@ -66,7 +67,7 @@ export function mountHome(root) {
       segmented('fcolor', [['random', t('home.color.random')], ['hostWhite', t('color.white')], ['hostBlack', t('color.black')]], friend.color ?? 'random')),
     h('div.field', h('span.label', t('home.variant')),
       segmented('fvariant', [['standard', t('variant.standard')], ['chess960', t('variant.chess960')]], friend.variant ?? 'standard')),
-    h('div.field', h('label.label', { for: 'friend-time' }, t('home.time')), timeSelect('friend-time', friend.time ?? '10+5', PER_MOVE)),
+    h('div.field', h('label.label', { for: 'friend-time' }, t('home.time')), timeSelect('friend-time', friend.time ?? '10+5', [...PER_MOVE, ...DAYS])),
     h('button#btn-create-friend.primary.wide', { type: 'submit' }, t('home.friend.create')));
 
   const continueList = h('ul#continue-list.game-list');

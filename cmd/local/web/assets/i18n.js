@@ -281,6 +281,12 @@ const ko = {
   'rules.draws': '같은 국면이 세 번 나오거나, 50수 동안 잡기도 폰 이동도 없거나, 체크메이트할 기물이 남지 않으면 저절로 비겨요. 무승부 제안을 상대가 받아들여도 비겨요.',
   'rules.chess960.title': '체스960',
   'rules.chess960': '첫 줄의 기물이 960가지 배치 가운데 하나로 섞여요. 캐슬링하면 표준 체스와 같은 자리(g열 또는 c열)에 킹이 가요. 킹을 누른 뒤 노란 테두리 칸(룩 칸 또는 킹이 갈 칸)을 누르거나 O-O, O-O-O 버튼을 쓰세요.',
+  'inbox.title': '알림',
+  'inbox.loading': '불러오는 중…',
+  'inbox.empty': '아직 알림이 없어요. 대국에서 내 차례가 되거나 대국이 끝나면 여기에 쌓여요.',
+  'inbox.unavailable': '이 서버는 알림함을 쓸 수 없어요.',
+  'inbox.markRead': '모두 읽음',
+  'inbox.more': '더 보기',
 };
 
 const en = {
@@ -530,6 +536,12 @@ const en = {
   'rules.draws': 'The same position three times, fifty moves without a capture or pawn move, or too few pieces to mate draw by themselves. An accepted draw offer draws too.',
   'rules.chess960.title': 'Chess960',
   'rules.chess960': 'The back-rank pieces start in one of 960 shuffled positions. Castling puts the king where it goes in standard chess (the g- or c-file). Tap the king, then a square with a yellow border (the rook, or the king\'s target), or use the O-O and O-O-O buttons.',
+  'inbox.title': 'Notifications',
+  'inbox.loading': 'Loading…',
+  'inbox.empty': 'No notifications yet. Your turns and finished games show up here.',
+  'inbox.unavailable': 'This server has no inbox.',
+  'inbox.markRead': 'Mark all read',
+  'inbox.more': 'More',
 };
 
 const catalogues = { ko, en };
