@@ -29,15 +29,12 @@ import (
 type access uint8
 
 const (
-	// anyone: a seat or a spectator (a token that is no seat of the game
-	// is still refused).
-	anyone access = iota
+	// watching: a seat or a spectator; a player token whose player holds
+	// no seat of the game is a spectator (reads and the stream's
+	// subscriptions, SPEC §15); a seat token of another game is refused.
+	watching access = iota
 	// seatOnly: a seat token is required.
 	seatOnly
-	// watching: anyone, and a player token whose player holds no seat of
-	// the game is a spectator (the stream's subscriptions, SPEC §15); a
-	// seat token of another game is still refused.
-	watching
 	// system: the service itself (timers, the AI); no caller.
 	system
 )

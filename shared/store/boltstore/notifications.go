@@ -146,12 +146,14 @@ func (s *Store) Notifications(ctx context.Context, playerID, before string, limi
 			}
 			prefix := lengthPrefixed(playerID)
 			c := b.Cursor()
+			// The cursor is put past the newest entry wanted, then walked
+			// back (the values come with the steps back).
 			var k, v []byte
 			if before == "" {
 				// Past the player's last id: every id is text, below 0xff.
-				k, v = c.Seek(append(bytes.Clone(prefix), 0xff))
+				k, _ = c.Seek(append(bytes.Clone(prefix), 0xff))
 			} else {
-				k, v = c.Seek(inboxKey(playerID, before))
+				k, _ = c.Seek(inboxKey(playerID, before))
 			}
 			if k == nil {
 				k, v = c.Last()
