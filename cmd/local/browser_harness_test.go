@@ -244,13 +244,35 @@ func (p *page) waitFor(what, js string, timeout time.Duration) {
 // click presses the mouse on an element's centre (a desktop user).
 func (p *page) click(sel string) {
 	p.t.Helper()
-	p.do("click "+sel, chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible))
+	p.onNode("click "+sel, chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible))
 }
 
 // tap touches an element's centre (a phone user; needs a mobile page).
 func (p *page) tap(sel string) {
 	p.t.Helper()
-	p.do("tap "+sel, chromedp.Tap(chromedp.CSS(sel), chromedp.NodeVisible))
+	p.onNode("tap "+sel, chromedp.Tap(chromedp.CSS(sel), chromedp.NodeVisible))
+}
+
+// onNode runs an action on a node found by a selector, again when the
+// node was replaced between being found and being acted on: the client
+// re-renders a screen on every change the stream brings (a presence, a
+// clock), which is what a user's tap meets too, and the next look finds
+// the new node.
+func (p *page) onNode(what string, action chromedp.Action[chromedp.Void]) {
+	p.t.Helper()
+	var err error
+	for range 5 {
+		ctx, cancel := context.WithTimeout(p.ctx, 20*time.Second)
+		err = chromedp.Do(ctx, action)
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), "Could not find node with given id") {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
+		p.t.Fatalf("%s: %s: %v", p.name, what, err)
+	}
 }
 
 // square is the selector of a board square.
