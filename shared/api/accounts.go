@@ -59,15 +59,7 @@ func (h *handler) handleSessions(w http.ResponseWriter, r *request) error {
 }
 
 func (h *handler) handleLabelSession(w http.ResponseWriter, r *request) error {
-	caller, err := playerCaller(r)
-	if err != nil {
-		return err
-	}
-	body, err := readBody(w, r)
-	if err != nil {
-		return err
-	}
-	label, err := decodeLabel(body)
+	caller, label, err := playerRequest(w, r, decodeLabel)
 	if err != nil {
 		return err
 	}

@@ -67,15 +67,7 @@ func decodeDevice(body []byte) (service.DeviceInput, error) {
 }
 
 func (h *handler) handleRegisterDevice(w http.ResponseWriter, r *request) error {
-	caller, err := playerCaller(r)
-	if err != nil {
-		return err
-	}
-	body, err := readBody(w, r)
-	if err != nil {
-		return err
-	}
-	in, err := decodeDevice(body)
+	caller, in, err := playerRequest(w, r, decodeDevice)
 	if err != nil {
 		return err
 	}

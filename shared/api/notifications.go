@@ -256,15 +256,7 @@ func (h *handler) handleNotifications(w http.ResponseWriter, r *request) error {
 }
 
 func (h *handler) handleMarkRead(w http.ResponseWriter, r *request) error {
-	caller, err := playerCaller(r)
-	if err != nil {
-		return err
-	}
-	body, err := readBody(w, r)
-	if err != nil {
-		return err
-	}
-	upTo, err := decodeRead(body)
+	caller, upTo, err := playerRequest(w, r, decodeRead)
 	if err != nil {
 		return err
 	}

@@ -56,6 +56,23 @@ func playerCaller(r *request) (service.Caller, error) {
 	return caller, nil
 }
 
+// playerRequest reads what a player's request with a body carries: the
+// caller (a player token, as playerCaller says) and the body decoded by
+// decode, or the first error of the three.
+func playerRequest[T any](w http.ResponseWriter, r *request, decode func([]byte) (T, error)) (service.Caller, T, error) {
+	var in T
+	caller, err := playerCaller(r)
+	if err != nil {
+		return caller, in, err
+	}
+	body, err := readBody(w, r)
+	if err != nil {
+		return caller, in, err
+	}
+	in, err = decode(body)
+	return caller, in, err
+}
+
 func (h *handler) handleCreatePlayer(w http.ResponseWriter, r *request) error {
 	body, err := readBody(w, r)
 	if err != nil {
@@ -88,15 +105,7 @@ func (h *handler) handleMe(w http.ResponseWriter, r *request) error {
 }
 
 func (h *handler) handleRename(w http.ResponseWriter, r *request) error {
-	caller, err := playerCaller(r)
-	if err != nil {
-		return err
-	}
-	body, err := readBody(w, r)
-	if err != nil {
-		return err
-	}
-	name, err := decodeRename(body)
+	caller, name, err := playerRequest(w, r, decodeRename)
 	if err != nil {
 		return err
 	}
@@ -370,15 +379,7 @@ type quickJSON struct {
 }
 
 func (h *handler) handleQuick(w http.ResponseWriter, r *request) error {
-	caller, err := playerCaller(r)
-	if err != nil {
-		return err
-	}
-	body, err := readBody(w, r)
-	if err != nil {
-		return err
-	}
-	in, err := decodeQuick(body)
+	caller, in, err := playerRequest(w, r, decodeQuick)
 	if err != nil {
 		return err
 	}
