@@ -324,6 +324,33 @@ func TestEveryRoute(t *testing.T) {
 		t.Errorf("quick pairing: first %v in %s, second %v in %s; want the second matched into the first's game", first.Matched, first.GameId, second.Matched, second.GameId)
 	}
 
+	// Devices and the inbox (SPEC §16.3): the host's phone registered,
+	// listed and removed; the notifications of its games so far (the
+	// pairing's gameStarted among them) read up to the newest.
+	call(client.RegisterDeviceOperation)
+	fcmToken := "fcm:" + strings.Repeat("A1b2-", 24)
+	device := must[*client.RegisterDeviceCreated](t, "registerDevice")(c.RegisterDevice(hostCtx, &client.RegisterDeviceReq{
+		Platform: client.RegisterDeviceReqPlatformFcm, Token: fcmToken,
+		Locale: client.OptRegisterDeviceReqLocale{Value: client.RegisterDeviceReqLocaleEn, Set: true}})).Response
+	call(client.ListDevicesOperation)
+	if devices := must[*client.ListDevicesOKHeaders](t, "listDevices")(c.ListDevices(hostCtx)).Response.Devices; len(devices) != 1 || devices[0].DeviceId != device.DeviceId {
+		t.Errorf("listDevices: %+v; want the one registered", devices)
+	}
+	call(client.DeleteDeviceOperation)
+	must[*client.DeleteDeviceNoContent](t, "deleteDevice")(c.DeleteDevice(hostCtx, client.DeleteDeviceParams{ID: device.DeviceId}))
+	call(client.ListNotificationsOperation)
+	inbox := must[*client.ListNotificationsOKHeaders](t, "listNotifications")(c.ListNotifications(hostCtx, client.ListNotificationsParams{})).Response.Notifications
+	if len(inbox) == 0 {
+		t.Fatal("listNotifications: the host's inbox is empty after its games")
+	}
+	call(client.MarkNotificationsReadOperation)
+	must[*client.MarkNotificationsReadNoContent](t, "markNotificationsRead")(c.MarkNotificationsRead(hostCtx, &client.MarkNotificationsReadReq{UpTo: inbox[0].NotificationId}))
+	for _, n := range must[*client.ListNotificationsOKHeaders](t, "listNotifications")(c.ListNotifications(hostCtx, client.ListNotificationsParams{})).Response.Notifications {
+		if !n.Read {
+			t.Errorf("notification %s unread after markNotificationsRead up to the newest", n.NotificationId)
+		}
+	}
+
 	// Last, an account's deletion: its token answers 401 afterwards.
 	call(client.DeleteMeOperation)
 	must[*client.DeleteMeNoContent](t, "deleteMe")(c.DeleteMe(guestCtx, &client.Empty{}))
