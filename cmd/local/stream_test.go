@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"chessapi/internal/fakeclock"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,7 +16,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -197,33 +197,15 @@ func (c client) view(id, token, lang string) map[string]any {
 	return out.Game
 }
 
-// testClock is a service clock that moves only when the test says: the
+// A test's service clock moves only when the test says (fakeclock): the
 // views a stream client builds and the GET views are then read at the same
 // instant, clocks included.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newTestClock(t time.Time) *testClock { return &testClock{now: t} }
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
 
 // frozenClock runs the local server on clock.
-func frozenClock(cfg *config, clock *testClock) { cfg.now = clock.Now }
+func frozenClock(cfg *config, clock *fakeclock.Clock) { cfg.now = clock.Now }
 
 func TestStreamDeliversEachSubscriberItsView(t *testing.T) {
-	clock := newTestClock(time.Now())
+	clock := fakeclock.New(time.Now())
 	c := startLocal(t, func(cfg *config) { frozenClock(cfg, clock) })
 	id, tokens := c.humanGame(map[string]any{"timeControl": "10+5"})
 	white, black, spectator := c.stream(tokens["white"]), c.stream(tokens["black"]), c.stream("")
@@ -295,7 +277,7 @@ func TestStreamFollowsALongGameFromDeltas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := newTestClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	clock := fakeclock.New(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
 	c := startLocal(t, func(cfg *config) { frozenClock(cfg, clock) })
 	id, tokens := c.humanGame(map[string]any{"colorAssignment": "hostWhite"})
 	type follower struct {

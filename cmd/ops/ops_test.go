@@ -9,35 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"chessapi/internal/fakeclock"
 	"chessapi/shared/service"
 )
-
-// testClock is a clock that moves only when told to (safe for
-// concurrent use).
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock(t time.Time) *testClock { return &testClock{now: t} }
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
-func (c *testClock) Set(t time.Time) {
-	c.mu.Lock()
-	c.now = t
-	c.mu.Unlock()
-}
 
 // runCLI runs one command line with env as the whole environment.
 func runCLI(t *testing.T, env map[string]string, now func() time.Time, args ...string) (int, string, string) {
@@ -110,7 +84,7 @@ func TestUsageErrors(t *testing.T) {
 // TestLimiter: calls are spaced 1/rate apart, without bursts, and a
 // caller that comes late waits nothing.
 func TestLimiter(t *testing.T) {
-	clock := newClock(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+	clock := fakeclock.New(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
 	var slept []time.Duration
 	sleep := func(_ context.Context, d time.Duration) error {
 		slept = append(slept, d)
@@ -194,7 +168,7 @@ func TestRunRearm(t *testing.T) {
 		{GameID: "doomed", Version: 9, Deadline: base.Add(3 * time.Minute)},
 	}
 	src := fakeSource{recs: recs, bad: map[int]error{5: errors.New("attribute state: not binary")}}
-	clock := newClock(base)
+	clock := fakeclock.New(base)
 	var pauses int
 	var out, errOut bytes.Buffer
 	c := cli{stdout: &out, stderr: &errOut, now: clock.Now, sleep: func(_ context.Context, d time.Duration) error {
@@ -254,7 +228,7 @@ func TestRunRearmProgress(t *testing.T) {
 	for i := range 10 {
 		recs = append(recs, service.GameRecord{GameID: string(rune('a' + i)), Version: 1, Deadline: base.Add(time.Duration(i) * time.Minute)})
 	}
-	clock := newClock(base)
+	clock := fakeclock.New(base)
 	var out, errOut bytes.Buffer
 	c := cli{stdout: &out, stderr: &errOut, now: clock.Now, sleep: func(_ context.Context, d time.Duration) error { clock.Advance(d); return nil }}
 	if _, err := c.runRearm(context.Background(), fakeSource{recs: recs}, &fakeHandler{}, rearmOptions{rate: 1, workers: 1, progress: 3 * time.Second}); err != nil {

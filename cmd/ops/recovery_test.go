@@ -20,6 +20,7 @@ import (
 
 	"chessapi/infra/emulator"
 	"chessapi/infra/emulator/emulatortest"
+	"chessapi/internal/fakeclock"
 	"chessapi/shared/aiplayer"
 	"chessapi/shared/game"
 	"chessapi/shared/schedule/eventbridge"
@@ -79,7 +80,7 @@ type recoveryStack struct {
 	games, data       string
 	lambda            *aiRecorder
 	schedCfg          eventbridge.Config
-	clock             *testClock
+	clock             *fakeclock.Clock
 	env               map[string]string
 	restoredSuffix    string
 	restoredStreamARN string
@@ -114,7 +115,7 @@ func newRecoveryStack(t *testing.T) *recoveryStack {
 	// deadline of the test is ever within the scheduler's minimum lead of
 	// real time (however slow the machine), and it moves only when the
 	// test says.
-	s.clock = newClock(time.Now().Add(time.Hour).Truncate(time.Second))
+	s.clock = fakeclock.New(time.Now().Add(time.Hour).Truncate(time.Second))
 	// ops reads its AWS endpoints from the SDK's environment variables.
 	for k, v := range map[string]string{
 		"AWS_REGION": emulator.Region, "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"chessapi/internal/fakeclock"
 	"chessapi/shared/apikey"
-	"chessapi/shared/internal/fakeclock"
 )
 
 // keysFixture is a handler whose AI endpoint requires keys from a memory

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"chessapi/internal/apispec"
+	"chessapi/internal/fakeclock"
 	"chessapi/shared/aiplayer"
-	"chessapi/shared/internal/fakeclock"
 	"chessapi/shared/service"
 	"chessapi/shared/store/boltstore"
 )

@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"chessapi/internal/fakeclock"
 	"chessapi/shared/api"
 	"chessapi/shared/api/streamtest"
 	"chessapi/shared/game"
-	"chessapi/shared/internal/fakeclock"
 	"chessapi/shared/push"
 	"chessapi/shared/service"
 	"chessapi/shared/store/boltstore"

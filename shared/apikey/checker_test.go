@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"chessapi/shared/internal/fakeclock"
+	"chessapi/internal/fakeclock"
 )
 
 // checkerFixture is a checker on a memory store and counter with a fixed

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"chessapi/internal/fakeclock"
 	"chessapi/shared/chess"
 	"chessapi/shared/engine"
 	"chessapi/shared/game"
-	"chessapi/shared/internal/fakeclock"
 	"chessapi/shared/service"
 	"chessapi/shared/store/boltstore"
 )

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"chessapi/internal/fakeclock"
 	"chessapi/shared/game"
-	"chessapi/shared/internal/fakeclock"
 	"chessapi/shared/notify"
 	"chessapi/shared/service"
 	"chessapi/shared/store/boltstore"

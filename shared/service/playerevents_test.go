@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"chessapi/internal/fakeclock"
 	"chessapi/shared/game"
-	"chessapi/shared/internal/fakeclock"
 	"chessapi/shared/service"
 	"chessapi/shared/store/boltstore"
 )

@@ -14,10 +14,10 @@ import (
 
 	"chessapi/infra/emulator"
 	"chessapi/infra/emulator/emulatortest"
+	"chessapi/internal/fakeclock"
 	"chessapi/shared/chess"
 	"chessapi/shared/credential"
 	"chessapi/shared/game"
-	"chessapi/shared/internal/fakeclock"
 	"chessapi/shared/service"
 	"chessapi/shared/store/boltstore"
 	"chessapi/shared/store/dynamostore"

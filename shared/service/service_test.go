@@ -13,11 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"chessapi/internal/fakeclock"
 	"chessapi/shared/chess"
 	"chessapi/shared/engine"
 	"chessapi/shared/game"
 	"chessapi/shared/game/storedgame"
-	"chessapi/shared/internal/fakeclock"
 	"chessapi/shared/service"
 	"chessapi/shared/store/boltstore"
 )

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"chessapi/internal/fakeclock"
 	"chessapi/shared/chess"
 	"chessapi/shared/game"
-	"chessapi/shared/internal/fakeclock"
 	"chessapi/shared/service"
 	"chessapi/shared/store/boltstore"
 )

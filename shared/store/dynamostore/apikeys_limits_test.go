@@ -22,8 +22,8 @@ import (
 
 	"chessapi/infra/emulator"
 	"chessapi/infra/emulator/emulatortest"
+	"chessapi/internal/fakeclock"
 	"chessapi/shared/apikey"
-	"chessapi/shared/internal/fakeclock"
 	"chessapi/shared/store/dynamostore"
 )
 

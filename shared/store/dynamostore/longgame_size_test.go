@@ -17,10 +17,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"chessapi/internal/fakeclock"
 	"chessapi/shared/chess"
 	"chessapi/shared/game"
 	"chessapi/shared/game/storedgame"
-	"chessapi/shared/internal/fakeclock"
 	"chessapi/shared/service"
 )
 
