@@ -22,7 +22,6 @@ type GameSummary struct {
 	Seats     game.PerColor[*SummarySeat] `json:"seats"`
 	Result    *SummaryResult              `json:"result,omitempty"`
 	CreatedAt int64                       `json:"createdAt"`
-	UpdatedAt int64                       `json:"updatedAt"`
 	Invite    game.InviteMode             `json:"invite"`
 }
 
@@ -44,8 +43,12 @@ type SummaryResult struct {
 	RatingChange *game.RatingChange `json:"ratingChange,omitempty"`
 }
 
-// indexOf is the index part of a game's record.
-func (s *Service) indexOf(st *game.State) (GameIndex, error) {
+// indexOf is the index part of a game's record; prev is the index of the
+// version it replaces (the zero index for a new game). Nothing of the
+// summary changes with a move (it has no time of the write, no position,
+// no clock), so with ListedAt carried over a move leaves every index row
+// as it was: the stores' index rows hold the summary.
+func (s *Service) indexOf(st *game.State, prev GameIndex) (GameIndex, error) {
 	now := s.now()
 	idx := GameIndex{
 		Finished:  st.Phase == game.PhaseFinished,
@@ -54,7 +57,7 @@ func (s *Service) indexOf(st *game.State) (GameIndex, error) {
 	}
 	sum := GameSummary{
 		GameID: st.GameID, Phase: st.Phase, Options: st.Options, Invite: st.Invite.Mode,
-		CreatedAt: st.CreatedAt, UpdatedAt: now.UnixMilli(),
+		CreatedAt: st.CreatedAt,
 	}
 	for c, seat := range st.Seats {
 		if seat.PlayerID == "" {
@@ -71,12 +74,34 @@ func (s *Service) indexOf(st *game.State) (GameIndex, error) {
 	if r := st.Result; r != nil {
 		sum.Result = &SummaryResult{Winner: r.Winner, Reason: r.Reason, RatingChange: r.RatingChange}
 	}
+	idx.ListedAt = listedAt(prev, idx, st.Result, now)
 	data, err := json.Marshal(sum)
 	if err != nil {
 		return GameIndex{}, fmt.Errorf("encode summary of %s: %w", st.GameID, err)
 	}
 	idx.Summary = data
 	return idx, nil
+}
+
+// listedAt is the ListedAt of idx, written at now over prev: prev's while
+// the game's status and players stay what they were (a move, a presence
+// change, a rating applied to a finished game); else, for a finished game,
+// the time it ended; for a new game, its creation; for an active game whose
+// players changed (the second seat bound), the time of this write. A
+// record stored before ListedAt existed comes back from the stores with
+// the time its index rows were sorted by then, so it keeps its place in
+// the lists until its next start or end.
+func listedAt(prev, idx GameIndex, result *game.Result, now time.Time) time.Time {
+	switch {
+	case !prev.ListedAt.IsZero() && prev.Finished == idx.Finished && prev.Players == idx.Players:
+		return prev.ListedAt
+	case idx.Finished && result != nil && result.EndedAt > 0:
+		return time.UnixMilli(result.EndedAt)
+	case prev.CreatedAt.IsZero() && !idx.Finished:
+		return idx.CreatedAt
+	default:
+		return now
+	}
 }
 
 // decodeSummary reads an index entry's summary.

@@ -11,11 +11,11 @@ import (
 )
 
 // A player's games for a list screen (SPEC §16.2): the index gives the
-// page (which games, in which order, and when each was last written); the
-// fields that change with every move (whose turn, the position, the last
-// move, the clocks and the deadline) come from the games themselves, read
-// in one batch, so the index rows need not be rewritten on every move
-// (issue 22). docs/storage.md has the cost of both.
+// page (which games, in the order of their ListedAt: when they started or,
+// finished, ended); everything that changes with a move (whose turn, the
+// position, the last move, the clocks, the deadline, the time of the last
+// write) comes from the games themselves, read in one batch, so a move
+// rewrites no index row (issue 22). docs/storage.md has the cost of both.
 
 // GameBatchReader reads several games in one request (DynamoDB
 // BatchGetItem, one read transaction of the embedded store). A store
@@ -35,8 +35,7 @@ type MyGame struct {
 	State   *game.State
 	MyColor chess.Color
 	View    *game.View
-	// UpdatedAt is the game's last write as the index has it (the list's
-	// order).
+	// UpdatedAt is the game's last write (its record's Index.UpdatedAt).
 	UpdatedAt time.Time
 }
 
@@ -49,7 +48,9 @@ func (g MyGame) IsMyTurn() bool {
 // Rated reports whether the game is a rated one (a rated room).
 func (g MyGame) Rated() bool { return g.State.Options.Room.Rated() }
 
-// MyGames lists the caller's games, newest first.
+// MyGames lists the caller's games, newest first: active ones by when they
+// started (created, or their second seat bound), finished ones by when
+// they ended (GameIndex.ListedAt).
 func (s *Service) MyGames(ctx context.Context, c Caller, finished bool, limit int, cursor string) (GamePage, error) {
 	p, err := s.requirePlayer(ctx, c)
 	if err != nil {
@@ -92,7 +93,7 @@ func (s *Service) MyGames(ctx context.Context, c Caller, finished bool, limit in
 		if err != nil {
 			return GamePage{}, err
 		}
-		page.Items = append(page.Items, MyGame{State: st, MyColor: color, View: view, UpdatedAt: e.UpdatedAt})
+		page.Items = append(page.Items, MyGame{State: st, MyColor: color, View: view, UpdatedAt: rec.Index.UpdatedAt})
 	}
 	return page, nil
 }

@@ -17,7 +17,7 @@ import (
 //	byte     format (formatV1)
 //	varint   version
 //	varint   stateVersion
-//	byte     flags: hasDeadline | hasExpiry | hasIndex | hasArmed
+//	byte     flags: hasDeadline | hasExpiry | hasIndex | hasArmed | hasListed
 //	varint   deadline, epoch milliseconds rounded up   (if hasDeadline)
 //	varint   expiresAt, epoch seconds rounded up       (if hasExpiry)
 //	varint   armedAt, epoch milliseconds rounded up    (if hasArmed)
@@ -25,6 +25,7 @@ import (
 //	  byte     finished (0 or 1)
 //	  varint   createdAt, epoch milliseconds
 //	  varint   updatedAt, epoch milliseconds
+//	  varint   listedAt, epoch milliseconds                (if hasListed)
 //	  4 × (uvarint length, bytes): white player, black player, lobby room, summary
 //	...      state: the rest of the value
 //
@@ -36,7 +37,9 @@ import (
 // existed read as before, and a binary that predates the flag refuses a
 // record with it as corrupt rather than misreading it; the same holds for
 // hasArmed (the timer's armed instant, which comes after the expiry so
-// that older records read as before).
+// that older records read as before) and hasListed (the index's ListedAt: a
+// record written before it read its index keys from updatedAt, so that is
+// its ListedAt, and its keys stay where they are).
 const formatV1 = 1
 
 const (
@@ -44,7 +47,8 @@ const (
 	hasExpiry
 	hasIndex
 	hasArmed
-	knownFlags = hasDeadline | hasExpiry | hasIndex | hasArmed
+	hasListed
+	knownFlags = hasDeadline | hasExpiry | hasIndex | hasArmed | hasListed
 )
 
 // maxHeader bounds the encoded header without the index: format, five
@@ -52,8 +56,8 @@ const (
 const maxHeader = 1 + 5*binary.MaxVarintLen64 + 1
 
 // maxIndexHeader bounds the encoded index without its strings: the
-// finished byte, two varints, four lengths.
-const maxIndexHeader = 1 + 2*binary.MaxVarintLen64 + 4*binary.MaxVarintLen64
+// finished byte, three varints, four lengths.
+const maxIndexHeader = 1 + 3*binary.MaxVarintLen64 + 4*binary.MaxVarintLen64
 
 // encodeRecord encodes a record whose index passed rules.ValidateIndex.
 func encodeRecord(rec service.GameRecord) []byte {
@@ -75,7 +79,7 @@ func encodeRecord(rec service.GameRecord) []byte {
 		flags |= hasExpiry
 	}
 	if indexed {
-		flags |= hasIndex
+		flags |= hasIndex | hasListed
 	}
 	if !rec.ArmedAt.IsZero() {
 		flags |= hasArmed
@@ -98,6 +102,7 @@ func encodeRecord(rec service.GameRecord) []byte {
 		buf = append(buf, finished)
 		buf = binary.AppendVarint(buf, ix.CreatedAt.UnixMilli())
 		buf = binary.AppendVarint(buf, ix.UpdatedAt.UnixMilli())
+		buf = binary.AppendVarint(buf, ix.ListedAt.UnixMilli())
 		for _, field := range [][]byte{[]byte(ix.Players[0]), []byte(ix.Players[1]), []byte(ix.LobbyRoom), ix.Summary} {
 			buf = binary.AppendUvarint(buf, uint64(len(field)))
 			buf = append(buf, field...)
@@ -183,6 +188,9 @@ func decodeHeader(value []byte) (header, error) {
 		}
 		h.armedAt = time.UnixMilli(ms).UTC()
 	}
+	if flags&hasListed != 0 && flags&hasIndex == 0 {
+		return h, fmt.Errorf("%w: listedAt flag without an index", errCorrupt)
+	}
 	if flags&hasIndex != 0 {
 		if pos >= len(value) {
 			return h, fmt.Errorf("%w: index finished flag missing", errCorrupt)
@@ -195,10 +203,17 @@ func decodeHeader(value []byte) (header, error) {
 			return h, fmt.Errorf("%w: index finished flag %d", errCorrupt, value[pos])
 		}
 		pos++
-		for _, f := range []struct {
+		times := []struct {
 			name string
 			t    *time.Time
-		}{{"index createdAt", &h.index.CreatedAt}, {"index updatedAt", &h.index.UpdatedAt}} {
+		}{{"index createdAt", &h.index.CreatedAt}, {"index updatedAt", &h.index.UpdatedAt}}
+		if flags&hasListed != 0 {
+			times = append(times, struct {
+				name string
+				t    *time.Time
+			}{"index listedAt", &h.index.ListedAt})
+		}
+		for _, f := range times {
 			ms, err := next(f.name)
 			if err != nil {
 				return h, err
@@ -217,6 +232,9 @@ func decodeHeader(value []byte) (header, error) {
 			pos += size
 			fields[i] = value[pos : pos+int(n)]
 			pos += int(n)
+		}
+		if flags&hasListed == 0 {
+			h.index.ListedAt = h.index.UpdatedAt // what its index keys were made of
 		}
 		h.index.Players = [2]string{string(fields[0]), string(fields[1])}
 		h.index.LobbyRoom = string(fields[2])

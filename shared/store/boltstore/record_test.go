@@ -46,7 +46,7 @@ func TestDecodeRejectsCorruptValues(t *testing.T) {
 func TestRecordIndexRoundTrip(t *testing.T) {
 	at := time.UnixMilli(1_777_000_000_123)
 	rec := service.GameRecord{GameID: "g", Version: 2, StateVersion: 1, State: []byte("state"), Index: service.GameIndex{
-		Players: [2]string{"white", ""}, Finished: true, LobbyRoom: "free", CreatedAt: at, UpdatedAt: at.Add(time.Second), Summary: []byte{0, 1},
+		Players: [2]string{"white", ""}, Finished: true, LobbyRoom: "free", CreatedAt: at, UpdatedAt: at.Add(time.Second), ListedAt: at.Add(time.Minute), Summary: []byte{0, 1},
 	}}
 	value := encodeRecord(rec)
 	got, err := decodeRecord("g", value)
@@ -71,7 +71,7 @@ func TestRecordIndexRoundTrip(t *testing.T) {
 
 func indexEqual(a, b service.GameIndex) bool {
 	return a.Players == b.Players && a.Finished == b.Finished && a.LobbyRoom == b.LobbyRoom &&
-		a.CreatedAt.Equal(b.CreatedAt) && a.UpdatedAt.Equal(b.UpdatedAt) && bytes.Equal(a.Summary, b.Summary)
+		a.CreatedAt.Equal(b.CreatedAt) && a.UpdatedAt.Equal(b.UpdatedAt) && a.ListedAt.Equal(b.ListedAt) && bytes.Equal(a.Summary, b.Summary)
 }
 
 func TestRecordRoundTrip(t *testing.T) {
@@ -98,8 +98,9 @@ func FuzzDecodeRecord(f *testing.F) {
 		Deadline: time.UnixMilli(1_800_000_000_000), ExpiresAt: time.Unix(1_900_000_000, 0)}))
 	f.Add([]byte{formatV1, 2, 2, hasDeadline | hasExpiry, 1, 1})
 	f.Add(encodeRecord(service.GameRecord{GameID: "g", Version: 3, StateVersion: 1, State: []byte("s"), Index: service.GameIndex{
-		Players: [2]string{"w", "b"}, LobbyRoom: "r", CreatedAt: time.UnixMilli(5), UpdatedAt: time.UnixMilli(6), Summary: []byte("sum"),
+		Players: [2]string{"w", "b"}, LobbyRoom: "r", CreatedAt: time.UnixMilli(5), UpdatedAt: time.UnixMilli(6), ListedAt: time.UnixMilli(5), Summary: []byte("sum"),
 	}}))
+	f.Add(legacyIndexedValue(1, time.UnixMilli(5), time.UnixMilli(6), "w", "b", "s"))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, value []byte) {
 		rec, err := decodeRecord("g", value)
