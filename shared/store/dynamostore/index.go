@@ -33,8 +33,8 @@ import (
 // idxLobby and idxCreated only while the game is listed, the rest whenever
 // the record has an index: an item enters an index only with both of its
 // keys, so each index holds just the games it lists. The indexes project
-// the table key, their own keys, createdAt, summary and updatedAt — what
-// an IndexEntry needs — never the state.
+// the table key, their own keys, createdAt and summary — what an
+// IndexEntry needs — and updatedAt (below), never the state.
 //
 // Everything an index holds of an item is the same between two versions
 // unless the game started, ended or changed players (ListedAt, the status,
