@@ -1,8 +1,10 @@
 package game
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
@@ -359,4 +361,44 @@ func BenchmarkVersionDelta(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestAppendLegalMovesIsJSON: the legal moves a delta carries are written
+// by hand; they must be the bytes encoding/json writes, over random games
+// of both variants (promotions, castling of both kinds, en passant come up).
+func TestAppendLegalMovesIsJSON(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	positions := 0
+	for g := range 40 {
+		var pos *chess.Position
+		var err error
+		if g%2 == 0 {
+			pos, err = chess.ParseFEN(chess.StartFEN)
+		} else {
+			pos, err = chess.Chess960Start(rng.IntN(960))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 200 {
+			list := LegalMoves(pos)
+			want, err := json.Marshal(list)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := appendLegalMoves(nil, list); !bytes.Equal(got, want) {
+				t.Fatalf("%s:\n got %s\nwant %s", pos.FEN(), got, want)
+			}
+			positions++
+			moves := pos.LegalMoves()
+			if len(moves) == 0 {
+				break
+			}
+			pos.Play(moves[rng.IntN(len(moves))])
+		}
+	}
+	if got := appendLegalMoves(nil, nil); string(got) != "null" {
+		t.Errorf("appendLegalMoves(nil) = %s; want null", got)
+	}
+	t.Logf("%d positions", positions)
 }
