@@ -43,12 +43,12 @@ type SummaryResult struct {
 	RatingChange *game.RatingChange `json:"ratingChange,omitempty"`
 }
 
-// indexOf is the index part of a game's record; prev is the index of the
-// version it replaces (the zero index for a new game). Nothing of the
+// indexOf is the index part of a game's record; prev is the version it
+// replaces (the zero loaded for a new game). Nothing of the
 // summary changes with a move (it has no time of the write, no position,
 // no clock), so with ListedAt carried over a move leaves every index row
 // as it was: the stores' index rows hold the summary.
-func (s *Service) indexOf(st *game.State, prev GameIndex) (GameIndex, error) {
+func (s *Service) indexOf(st *game.State, prev loaded) (GameIndex, error) {
 	now := s.now()
 	idx := GameIndex{
 		Finished:  st.Phase == game.PhaseFinished,
@@ -74,7 +74,7 @@ func (s *Service) indexOf(st *game.State, prev GameIndex) (GameIndex, error) {
 	if r := st.Result; r != nil {
 		sum.Result = &SummaryResult{Winner: r.Winner, Reason: r.Reason, RatingChange: r.RatingChange}
 	}
-	idx.ListedAt = listedAt(prev, idx, st.Result, now)
+	idx.ListedAt = listedAt(prev, idx, st, now)
 	data, err := json.Marshal(sum)
 	if err != nil {
 		return GameIndex{}, fmt.Errorf("encode summary of %s: %w", st.GameID, err)
@@ -83,21 +83,24 @@ func (s *Service) indexOf(st *game.State, prev GameIndex) (GameIndex, error) {
 	return idx, nil
 }
 
-// listedAt is the ListedAt of idx, written at now over prev: prev's while
-// the game's status and players stay what they were (a move, a presence
-// change, a rating applied to a finished game); else, for a finished game,
-// the time it ended; for a new game, its creation; for an active game whose
-// players changed (the second seat bound), the time of this write. A
-// record stored before ListedAt existed comes back from the stores with
-// the time its index rows were sorted by then, so it keeps its place in
-// the lists until its next start or end.
-func listedAt(prev, idx GameIndex, result *game.Result, now time.Time) time.Time {
+// listedAt is the ListedAt of idx, the index of st written at now over
+// prev: prev's while the game's status and players stay what they were
+// and it does not start (a move, a presence change, an armed timer); else,
+// for a finished game, the time it ended; for a new game, its creation;
+// for an active game that left the waiting phase (its second seat taken)
+// or whose players changed, the time of this write. A record stored before
+// ListedAt existed comes back from the stores with the time its index rows
+// were sorted by then, so it keeps its place in the lists until its next
+// start or end.
+func listedAt(prev loaded, idx GameIndex, st *game.State, now time.Time) time.Time {
+	was := prev.rec.Index
+	started := prev.state != nil && prev.state.Phase == game.PhaseWaiting && st.Phase != game.PhaseWaiting
 	switch {
-	case !prev.ListedAt.IsZero() && prev.Finished == idx.Finished && prev.Players == idx.Players:
-		return prev.ListedAt
-	case idx.Finished && result != nil && result.EndedAt > 0:
-		return time.UnixMilli(result.EndedAt)
-	case prev.CreatedAt.IsZero() && !idx.Finished:
+	case !was.ListedAt.IsZero() && was.Finished == idx.Finished && was.Players == idx.Players && !started:
+		return was.ListedAt
+	case idx.Finished && st.Result != nil && st.Result.EndedAt > 0:
+		return time.UnixMilli(st.Result.EndedAt)
+	case prev.state == nil && !idx.Finished:
 		return idx.CreatedAt
 	default:
 		return now

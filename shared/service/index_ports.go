@@ -31,11 +31,11 @@ type GameIndex struct {
 	UpdatedAt time.Time
 	// ListedAt orders the game in its players' lists (PlayerGames, newest
 	// first): while the game is active, the time it was created or, once
-	// its players changed (the second seat bound: an invite accepted, a
-	// reserved rematch taken), the time of that write; once finished, the
-	// time it ended. It changes only with the game's status or players,
-	// so a move, a presence change or a timer's write leaves a player's
-	// list, and the stores' index rows, as they were (issue 22).
+	// it started (its second seat taken: a join, an accepted invite, a
+	// reserved rematch taken) or its players changed, the time of that
+	// write; once finished, the time it ended. It changes only then, so a
+	// move, a presence change or a timer's write leaves a player's list,
+	// and the stores' index rows, as they were (issue 22).
 	ListedAt time.Time
 	// Summary is the service's encoding of the game's summary (opaque to
 	// stores, a few hundred bytes), returned by the queries so a page is

@@ -49,7 +49,7 @@ func (g MyGame) IsMyTurn() bool {
 func (g MyGame) Rated() bool { return g.State.Options.Room.Rated() }
 
 // MyGames lists the caller's games, newest first: active ones by when they
-// started (created, or their second seat bound), finished ones by when
+// started (created, or their second seat taken), finished ones by when
 // they ended (GameIndex.ListedAt).
 func (s *Service) MyGames(ctx context.Context, c Caller, finished bool, limit int, cursor string) (GamePage, error) {
 	p, err := s.requirePlayer(ctx, c)

@@ -11,7 +11,7 @@ import (
 )
 
 // TestMyGamesOrderIgnoresMoves: a player's list orders active games by when
-// they started (created, or their second seat bound) and finished ones by
+// they started (created, or their second seat taken) and finished ones by
 // when they ended; a move changes nothing a store indexes (only the time
 // of the write, which no index row holds), so a page taken before moves is
 // followed by the next without a game skipped or repeated, and each item's
@@ -132,6 +132,20 @@ func TestMyGamesOrderIgnoresMoves(t *testing.T) {
 			}
 			if listed := f.record(t, a).Index.ListedAt; !listed.Equal(endedA) {
 				t.Errorf("finished game's ListedAt %v; want its end %v", listed, endedA)
+			}
+
+			// A game joined by an anonymous seat starts too (its players
+			// stay the same): it is listed at the join.
+			d := create()
+			at := f.clock.Now()
+			if _, err := f.svc.Join(ctx, d, service.JoinInput{}); err != nil {
+				t.Fatal(err)
+			}
+			if listed := f.record(t, d).Index.ListedAt; !listed.Equal(at) {
+				t.Errorf("game joined anonymously: ListedAt %v; want the join %v", listed, at)
+			}
+			if got, want := all(false), []string{d, b}; !slices.Equal(got, want) {
+				t.Errorf("active games after an anonymous join = %q; want %q", got, want)
 			}
 		})
 	}
