@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // openingPlies are 20 legal plies of an Italian game.
@@ -99,5 +101,79 @@ func TestEmustackRegisteredGameIndexWrites(t *testing.T) {
 	}
 	if ix := index(registered.end); ix != 4 {
 		t.Errorf("a registered game's end wrote %d index units; want 4 (both entries deleted and put in the finished partition)", ix)
+	}
+}
+
+// TestEmustackMyGamesPagingAcrossMoves: on the emulated stack (DynamoDB's
+// indexes, the HTTP API), a player pages through GET
+// /v1/players/me/games while every game is played between two pages: each
+// game comes exactly once, in the order of its start, and its updatedAt
+// follows its moves (it comes from the game item, not the index row).
+func TestEmustackMyGamesPagingAcrossMoves(t *testing.T) {
+	st := startTestStack(t)
+	c := client{t: t, base: st.URL}
+	white := c.callJSON("POST", "/v1/players", "", map[string]any{"name": "White"}, 201)["token"].(string)
+	black := c.callJSON("POST", "/v1/players", "", map[string]any{"name": "Black"}, 201)["token"].(string)
+	type seats struct{ id, white, black string }
+	var games []seats
+	for range 5 {
+		created := c.call("POST", "/v1/games", white, map[string]any{"options": map[string]any{"timeControl": "5+3", "colorAssignment": "hostWhite"}}, 201)
+		joined := c.call("POST", "/v1/games/"+created.GameID+"/join", black, nil, 200)
+		games = append(games, seats{created.GameID, created.Token, joined.Token})
+		time.Sleep(2 * time.Millisecond) // distinct starts (the sort key has milliseconds)
+	}
+	var want []string // newest start first
+	for i := len(games) - 1; i >= 0; i-- {
+		want = append(want, games[i].id)
+	}
+	page := func(limit int, cursor string) (map[string]float64, []string, string) {
+		t.Helper()
+		path := fmt.Sprintf("/v1/players/me/games?limit=%d", limit)
+		if cursor != "" {
+			path += "&cursor=" + cursor
+		}
+		out := c.callJSON("GET", path, white, nil, 200)
+		updated := map[string]float64{}
+		var ids []string
+		for _, it := range out["items"].([]any) {
+			m := it.(map[string]any)
+			id := m["gameId"].(string)
+			ids = append(ids, id)
+			updated[id], _ = m["updatedAt"].(float64)
+		}
+		next, _ := out["nextCursor"].(string)
+		return updated, ids, next
+	}
+	started, ids, _ := page(100, "")
+	if strings.Join(ids, " ") != strings.Join(want, " ") {
+		t.Fatalf("games before any move = %q; want %q", ids, want)
+	}
+	var got []string
+	cursor := ""
+	for ply := 0; ; ply++ {
+		updated, ids, next := page(2, cursor)
+		got = append(got, ids...)
+		for _, id := range ids {
+			if ply > 0 && updated[id] <= started[id] {
+				t.Errorf("game %s listed with updatedAt %v after %d moves; want later than %v, its start", id, updated[id], ply, started[id])
+			}
+		}
+		if next == "" {
+			break
+		}
+		if ply >= len(openingPlies) {
+			t.Fatal("more pages than plies")
+		}
+		cursor = next
+		// Newest start first, so that an order by the last write would be
+		// the reverse of the order by start.
+		for i := len(games) - 1; i >= 0; i-- {
+			time.Sleep(2 * time.Millisecond)
+			g := games[i]
+			c.move(g.id, []string{g.white, g.black}[ply%2], openingPlies[ply])
+		}
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("pages across moves = %q; want %q, each once", got, want)
 	}
 }
