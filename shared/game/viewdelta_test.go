@@ -42,6 +42,7 @@ func checkDeltas(t *testing.T, prev, next *State, now time.Time) {
 			t.Fatal(err)
 		}
 		want := viewMap(t, nv)
+		checkSame(t, pv, nv)
 		d, err := next.DeltaFor(c, seat)
 		if err != nil {
 			t.Fatalf("version %d: DeltaFor(%v): %v", next.Version, seat, err)
@@ -187,6 +188,47 @@ func TestViewFieldsCoverTheView(t *testing.T) {
 	}
 	if !slices.Equal(keys, listed) {
 		t.Errorf("viewFields lists %v; View has %v (in this order)", listed, keys)
+	}
+}
+
+// checkSame: viewFields' typed comparisons agree with the fields' JSON,
+// for the two views of every version the tests make.
+func checkSame(t *testing.T, a, b *View) {
+	t.Helper()
+	for _, f := range viewFields {
+		if f.same == nil {
+			continue
+		}
+		x, y := mustJSON(t, f.get(a)), mustJSON(t, f.get(b))
+		if f.same(a, b) != bytes.Equal(x, y) {
+			t.Fatalf("viewFields %s: same = %v for %s and %s", f.key, f.same(a, b), x, y)
+		}
+	}
+}
+
+// TestViewFieldComparisonsCoverTheTypes: the typed comparisons name every
+// field of the types they look into; a field added to one of them must be
+// compared too (samePlayer, sameClock, the pending and rematch entries).
+func TestViewFieldComparisonsCoverTheTypes(t *testing.T) {
+	for _, tt := range []struct {
+		typ    reflect.Type
+		fields int
+	}{
+		{reflect.TypeFor[PlayerView](), 6},
+		{reflect.TypeFor[PresenceView](), 2},
+		{reflect.TypeFor[ClockView](), 7},
+		{reflect.TypeFor[PendingView](), 2},
+		{reflect.TypeFor[RematchView](), 2},
+	} {
+		if n := tt.typ.NumField(); n != tt.fields {
+			t.Errorf("%s has %d fields; viewFields compares %d (update its comparison)", tt.typ, n, tt.fields)
+		}
+	}
+	// The pointed-to values compared with == must stay comparable.
+	for _, typ := range []reflect.Type{reflect.TypeFor[LastMove](), reflect.TypeFor[UndoRequest](), reflect.TypeFor[DrawOfferView](), reflect.TypeFor[LegalMove]()} {
+		if !typ.Comparable() {
+			t.Errorf("%s is not comparable", typ)
+		}
 	}
 }
 
@@ -401,4 +443,31 @@ func TestAppendLegalMovesIsJSON(t *testing.T) {
 		t.Errorf("appendLegalMoves(nil) = %s; want null", got)
 	}
 	t.Logf("%d positions", positions)
+}
+
+// TestPerColorJSON: PerColor writes {"white": …, "black": …} with each
+// value as encoding/json writes it, on its fast paths and off them.
+func TestPerColorJSON(t *testing.T) {
+	ref := func(w, b any) string {
+		x, _ := json.Marshal(w)
+		y, _ := json.Marshal(b)
+		return `{"white":` + string(x) + `,"black":` + string(y) + `}`
+	}
+	name := "<&\u2028>"
+	for _, tt := range []struct {
+		v    json.Marshaler
+		want string
+	}{
+		{PerColor[int64]{-9_007_199_254_740_993, 0}, ref(int64(-9_007_199_254_740_993), int64(0))},
+		{PerColor[int]{3, -1}, ref(3, -1)},
+		{PerColor[bool]{true, false}, ref(true, false)},
+		{PerColor[[]string]{nil, {}}, ref([]string(nil), []string{})},
+		{PerColor[[]string]{{"q", `"\`}, {name}}, ref([]string{"q", `"\`}, []string{name})},
+		{PerColor[*PlayerView]{nil, {Name: name}}, ref((*PlayerView)(nil), &PlayerView{Name: name})},
+	} {
+		got, err := json.Marshal(tt.v)
+		if err != nil || string(got) != tt.want {
+			t.Errorf("%#v: %s, %v; want %s", tt.v, got, err, tt.want)
+		}
+	}
 }
