@@ -84,23 +84,27 @@ func (s *Service) indexOf(st *game.State, prev loaded) (GameIndex, error) {
 }
 
 // listedAt is the ListedAt of idx, the index of st written at now over
-// prev: prev's while the game's status and players stay what they were
-// and it does not start (a move, a presence change, an armed timer); else,
-// for a finished game, the time it ended; for a new game, its creation;
-// for an active game that left the waiting phase (its second seat taken)
-// or whose players changed, the time of this write. A record stored before
-// ListedAt existed comes back from the stores with the time its index rows
-// were sorted by then, so it keeps its place in the lists until its next
-// start or end.
+// prev. A finished game's is the time of this write (its UpdatedAt), so
+// the finished list, which its index rows order, is newest updatedAt first
+// exactly (SPEC §15); a write after the end is rare (a rematch link, a
+// presence version) and each rewrites the game's index rows. An active
+// game's is prev's while its status and players stay what they were and it
+// does not start (a move, a presence change, an armed timer), so a move
+// rewrites no index row; else its creation (a new game) or the time of
+// this write (its second seat taken, its players changed). The active
+// list is not ordered by it (MyGames orders it by the games' UpdatedAt);
+// it only keeps the rows still between starts. A record stored before
+// ListedAt existed comes back from the stores with the time its index
+// rows were sorted by then (its last write).
 func listedAt(prev loaded, idx GameIndex, st *game.State, now time.Time) time.Time {
 	was := prev.rec.Index
 	started := prev.state != nil && prev.state.Phase == game.PhaseWaiting && st.Phase != game.PhaseWaiting
 	switch {
-	case !was.ListedAt.IsZero() && was.Finished == idx.Finished && was.Players == idx.Players && !started:
+	case idx.Finished:
+		return now
+	case !was.ListedAt.IsZero() && !was.Finished && was.Players == idx.Players && !started:
 		return was.ListedAt
-	case idx.Finished && st.Result != nil && st.Result.EndedAt > 0:
-		return time.UnixMilli(st.Result.EndedAt)
-	case prev.state == nil && !idx.Finished:
+	case prev.state == nil:
 		return idx.CreatedAt
 	default:
 		return now

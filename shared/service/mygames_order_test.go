@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"bytes"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -10,13 +11,16 @@ import (
 	"chessapi/shared/service"
 )
 
-// TestMyGamesOrderIgnoresMoves: a player's list orders active games by when
-// they started (created, or their second seat taken) and finished ones by
-// when they ended; a move changes nothing a store indexes (only the time
-// of the write, which no index row holds), so a page taken before moves is
-// followed by the next without a game skipped or repeated, and each item's
-// updatedAt is its game's last write. On every store.
-func TestMyGamesOrderIgnoresMoves(t *testing.T) {
+// TestMyGamesNewestWriteFirst: a player's lists are newest updatedAt (the
+// game's last write) first (SPEC §15), active and finished alike. A move
+// in the oldest active game lists it first, though it rewrites no index
+// row (the active list is ordered by the games themselves); a page read
+// after moves elsewhere goes on with every game that was not written
+// between the two reads, each once; a finished game's rematch link (a
+// write after its end) lists it first among the finished. Each item's
+// updatedAt is its game's last write, and they never increase down the
+// list or across pages. On every store.
+func TestMyGamesNewestWriteFirst(t *testing.T) {
 	for name, open := range backends(t) {
 		t.Run(name, func(t *testing.T) {
 			f := newPlayerFixture(t, open)
@@ -32,18 +36,20 @@ func TestMyGamesOrderIgnoresMoves(t *testing.T) {
 				f.clock.Advance(time.Second)
 				return g.GameID
 			}
-			join := func(id string) time.Time {
+			join := func(id string) {
 				t.Helper()
-				at := f.clock.Now()
 				if _, err := f.svc.Join(ctx, id, service.JoinInput{Caller: them}); err != nil {
 					t.Fatal(err)
 				}
 				f.clock.Advance(time.Second)
-				return at
 			}
-			a, b, c := create(), create(), create()
-			joinedB := join(b)
-			joinedA := join(a) // a started last: first in the list, though created first
+			act := func(id string, by service.Caller, a game.Action) {
+				t.Helper()
+				if _, err := f.svc.Act(ctx, id, by, service.ActionInput{Action: a}); err != nil {
+					t.Fatalf("game %s %+v: %v", id, a, err)
+				}
+				f.clock.Advance(time.Second)
+			}
 			list := func(finished bool, limit int, cursor string) service.GamePage {
 				t.Helper()
 				page, err := f.svc.MyGames(ctx, me, finished, limit, cursor)
@@ -59,11 +65,23 @@ func TestMyGamesOrderIgnoresMoves(t *testing.T) {
 				}
 				return out
 			}
+			// all pages through a list by twos, checking that updatedAt
+			// never increases and is each game's last write.
 			all := func(finished bool) []string {
 				t.Helper()
 				var out []string
+				var last time.Time
 				for cursor := ""; ; {
 					page := list(finished, 2, cursor)
+					for _, it := range page.Items {
+						if !last.IsZero() && it.UpdatedAt.After(last) {
+							t.Errorf("game %s updatedAt %v after one of %v: the list is not newest first", it.State.GameID, it.UpdatedAt, last)
+						}
+						last = it.UpdatedAt
+						if written := f.record(t, it.State.GameID).Index.UpdatedAt; !it.UpdatedAt.Equal(written) {
+							t.Errorf("game %s listed with updatedAt %v; want its last write %v", it.State.GameID, it.UpdatedAt, written)
+						}
+					}
 					out = append(out, ids(page.Items)...)
 					if page.Next == "" {
 						return out
@@ -71,81 +89,69 @@ func TestMyGamesOrderIgnoresMoves(t *testing.T) {
 					cursor = page.Next
 				}
 			}
-			want := []string{a, b, c} // a joined at 5 s, b at 4 s, c created at 2 s
-			if got := all(false); !slices.Equal(got, want) {
-				t.Fatalf("active games = %q; want %q", got, want)
-			}
-			for id, at := range map[string]time.Time{a: joinedA, b: joinedB} {
-				if listed := f.record(t, id).Index.ListedAt; !listed.Equal(at) {
-					t.Errorf("game %s ListedAt %v; want %v, when its second seat was bound", id, listed, at)
-				}
+			a, b, c := create(), create(), create()
+			join(a)
+			join(b)
+			join(c)
+			if got, want := all(false), []string{c, b, a}; !slices.Equal(got, want) {
+				t.Fatalf("active games = %q; want %q (last written first)", got, want)
 			}
 
 			first := list(false, 1, "")
-			if got := ids(first.Items); !slices.Equal(got, []string{a}) || first.Next == "" {
-				t.Fatalf("first page = %q, next %q; want [%s] and more", got, first.Next, a)
+			if got := ids(first.Items); !slices.Equal(got, []string{c}) || first.Next == "" {
+				t.Fatalf("first page = %q, next %q; want [%s] and more", got, first.Next, c)
 			}
 			before := f.record(t, a).Index
-			for i, uci := range []string{"e2e4", "e7e5", "g1f3"} {
-				f.clock.Advance(time.Second)
-				by := []service.Caller{me, them}[i%2]
-				if _, err := f.svc.Act(ctx, a, by, service.ActionInput{Action: moveUCI(uci)}); err != nil {
-					t.Fatalf("%s: %v", uci, err)
-				}
-			}
-			f.clock.Advance(time.Second)
-			if _, err := f.svc.Act(ctx, b, me, service.ActionInput{Action: moveUCI("d2d4")}); err != nil {
-				t.Fatal(err)
-			}
+			act(a, me, moveUCI("e2e4"))
+			act(a, them, moveUCI("e7e5"))
 			after := f.record(t, a).Index
 			if after.Players != before.Players || after.Finished != before.Finished || after.LobbyRoom != before.LobbyRoom ||
 				!after.CreatedAt.Equal(before.CreatedAt) || !after.ListedAt.Equal(before.ListedAt) || !bytes.Equal(after.Summary, before.Summary) {
 				t.Errorf("moves changed the indexed part of the game:\nbefore %+v\nafter  %+v", before, after)
 			}
-			if !after.UpdatedAt.After(before.UpdatedAt) {
-				t.Errorf("UpdatedAt %v after the moves; want later than %v", after.UpdatedAt, before.UpdatedAt)
+			// b was not written between the two page reads: it follows c,
+			// once. a was, and is now first, ahead of the cursor: a fresh
+			// read from the top finds it.
+			if got, want := ids(list(false, 10, first.Next).Items), []string{b}; !slices.Equal(got, want) {
+				t.Errorf("page after the cursor, a moved meanwhile = %q; want %q", got, want)
 			}
-			rest := ids(list(false, 10, first.Next).Items)
-			if got := append(ids(first.Items), rest...); !slices.Equal(got, want) {
-				t.Errorf("pages across the moves = %q; want %q, each once", got, want)
-			}
-			for _, it := range list(false, 10, "").Items {
-				if written := f.record(t, it.State.GameID).Index.UpdatedAt; !it.UpdatedAt.Equal(written) {
-					t.Errorf("game %s listed with updatedAt %v; want its last write %v", it.State.GameID, it.UpdatedAt, written)
-				}
+			if got, want := all(false), []string{a, c, b}; !slices.Equal(got, want) {
+				t.Errorf("active games after a move in the oldest = %q; want %q", got, want)
 			}
 
-			// c ends first, then a: newest end first.
-			var endedA time.Time
-			for _, id := range []string{c, a} {
-				f.clock.Advance(time.Second)
-				endedA = f.clock.Now()
-				if _, err := f.svc.Act(ctx, id, me, service.ActionInput{Action: game.Action{Type: game.ActionResign}}); err != nil {
-					t.Fatal(err)
-				}
-			}
+			// c ends, then a: newest write first; then c's rematch link is
+			// written, and c is first.
+			act(c, me, game.Action{Type: game.ActionResign})
+			act(a, me, game.Action{Type: game.ActionResign})
 			if got, want := all(true), []string{a, c}; !slices.Equal(got, want) {
 				t.Errorf("finished games = %q; want %q", got, want)
 			}
-			if got, want := all(false), []string{b}; !slices.Equal(got, want) {
-				t.Errorf("active games after two ended = %q; want %q", got, want)
+			for _, id := range []string{a, c} {
+				if ix := f.record(t, id).Index; !ix.ListedAt.Equal(ix.UpdatedAt) {
+					t.Errorf("finished game %s: ListedAt %v; want its last write %v", id, ix.ListedAt, ix.UpdatedAt)
+				}
 			}
-			if listed := f.record(t, a).Index.ListedAt; !listed.Equal(endedA) {
-				t.Errorf("finished game's ListedAt %v; want its end %v", listed, endedA)
-			}
-
-			// A game joined by an anonymous seat starts too (its players
-			// stay the same): it is listed at the join.
-			d := create()
-			at := f.clock.Now()
-			if _, err := f.svc.Join(ctx, d, service.JoinInput{}); err != nil {
+			if _, err := f.svc.Create(ctx, service.CreateInput{RematchOf: c, Caller: me}); err != nil {
 				t.Fatal(err)
 			}
-			if listed := f.record(t, d).Index.ListedAt; !listed.Equal(at) {
-				t.Errorf("game joined anonymously: ListedAt %v; want the join %v", listed, at)
+			f.clock.Advance(time.Second)
+			if got, want := all(true), []string{c, a}; !slices.Equal(got, want) {
+				t.Errorf("finished games after c's rematch = %q; want %q", got, want)
 			}
-			if got, want := all(false), []string{d, b}; !slices.Equal(got, want) {
-				t.Errorf("active games after an anonymous join = %q; want %q", got, want)
+			if got := all(false); len(got) != 2 || got[1] != b {
+				t.Errorf("active games after two ended and a rematch = %q; want [rematch %s]", got, b)
+			}
+
+			// A cursor of the finished list, or of the index's format (the
+			// active list's before it was ordered by the games), is
+			// refused on the active list by name, and the other way round.
+			fin := list(true, 1, "")
+			for finished, cursor := range map[bool]string{false: fin.Next, true: first.Next} {
+				_, err := f.svc.MyGames(ctx, me, finished, 1, cursor)
+				var ie *game.InputError
+				if !errors.As(err, &ie) || ie.Field != "cursor" {
+					t.Errorf("MyGames(finished %v, another list's cursor) = %v; want an input error naming cursor", finished, err)
+				}
 			}
 		})
 	}
