@@ -573,11 +573,17 @@ func testPagingUnderCreates(t *testing.T, newStore func(t *testing.T) (service.S
 	t.Logf("paged %d entries (%d there before), %d created during the paging", len(got), existing, writers*perWrite)
 }
 
-// testPagingUnderMoves pages through a player's games while every one of
-// them is written again (a move: a later UpdatedAt, the same ListedAt,
-// status, players and summary) between every two pages, by concurrent
-// writers: every game is listed exactly once, in the order of the first
-// page, and Get has each game's last write.
+// testPagingUnderMoves pages through a player's active games while every
+// one of them is written again (a move: a later UpdatedAt, the same
+// ListedAt, status, players and summary) between every two pages, by
+// concurrent writers: every game is listed exactly once, in the order of
+// the first page, and Get has each game's last write. This is what the
+// service's active list stands on: it gathers every active entry's id
+// while the games are being played, and orders them by the games' own
+// UpdatedAt (service.MyGames). Then the finished list, which the service
+// gives in the index's order with ListedAt set to each write's time: a
+// game written after its end (a rematch link) comes first, and every
+// entry's SortedAt is its game's last write, never increasing.
 func testPagingUnderMoves(t *testing.T, newStore func(t *testing.T) (service.Store, service.GameLister)) {
 	const (
 		games    = 30
@@ -675,6 +681,49 @@ func testPagingUnderMoves(t *testing.T, newStore func(t *testing.T) (service.Sto
 		}
 	}
 	expectPlayerGames(t, l, me, false, want...)
+
+	// The games end, the oldest first, each written with ListedAt its
+	// write's time; then the first to end gets its rematch link.
+	var ended []service.GameRecord
+	for i := range recs {
+		next := recs[i]
+		next.Version++
+		next.Index.Finished = true
+		next.Index.UpdatedAt = indexEpoch.Add(2*time.Hour + time.Duration(i)*time.Second)
+		next.Index.ListedAt = next.Index.UpdatedAt
+		mustUpdate(t, s, next, recs[i].Version)
+		recs[i] = next
+		ended = append([]service.GameRecord{next}, ended...) // newest first
+	}
+	expectPlayerGames(t, l, me, true, ended...)
+	expectPlayerGames(t, l, me, false)
+	linked := recs[0]
+	linked.Version++
+	linked.Index.UpdatedAt = indexEpoch.Add(3 * time.Hour)
+	linked.Index.ListedAt = linked.Index.UpdatedAt
+	linked.State = []byte("state of " + linked.GameID + " with its rematch link")
+	mustUpdate(t, s, linked, recs[0].Version)
+	recs[0] = linked
+	ended = append([]service.GameRecord{linked}, ended[:len(ended)-1]...)
+	expectPlayerGames(t, l, me, true, ended...)
+	finished, _, err := listAll(t, 7, func(limit int, cursor string) ([]service.IndexEntry, string, error) {
+		return l.PlayerGames(ctxFor(t), me, true, limit, cursor)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range finished {
+		if i > 0 && e.SortedAt.After(finished[i-1].SortedAt) {
+			t.Errorf("finished entry %d (%s) at %v after entry %d at %v", i, e.GameID, e.SortedAt, i-1, finished[i-1].SortedAt)
+		}
+		got, err := s.Get(ctxFor(t), e.GameID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !e.SortedAt.Equal(got.Index.UpdatedAt) {
+			t.Errorf("finished entry %s sorted at %v; want its last write %v", e.GameID, e.SortedAt, got.Index.UpdatedAt)
+		}
+	}
 }
 
 func testLobbyOrder(t *testing.T, newStore func(t *testing.T) (service.Store, service.GameLister)) {
