@@ -105,75 +105,118 @@ func TestEmustackRegisteredGameIndexWrites(t *testing.T) {
 }
 
 // TestEmustackMyGamesPagingAcrossMoves: on the emulated stack (DynamoDB's
-// indexes, the HTTP API), a player pages through GET
-// /v1/players/me/games while every game is played between two pages: each
-// game comes exactly once, in the order of its start, and its updatedAt
-// follows its moves (it comes from the game item, not the index row).
+// indexes, the HTTP API), GET /v1/players/me/games is newest updatedAt
+// first (SPEC §15): a move in the oldest game lists it first, though the
+// move wrote no index row (TestEmustackRegisteredGameIndexWrites). Paged
+// while games are played between two pages, every game not written
+// between two page reads comes exactly once; one that is written moves
+// ahead of the cursor, so it is never repeated (the next read from the
+// top has it first); updatedAt never increases down the pages.
 func TestEmustackMyGamesPagingAcrossMoves(t *testing.T) {
 	st := startTestStack(t)
 	c := client{t: t, base: st.URL}
 	white := c.callJSON("POST", "/v1/players", "", map[string]any{"name": "White"}, 201)["token"].(string)
 	black := c.callJSON("POST", "/v1/players", "", map[string]any{"name": "Black"}, 201)["token"].(string)
-	type seats struct{ id, white, black string }
-	var games []seats
-	for range 5 {
+	type seats struct {
+		id, white, black string
+		plies            int
+	}
+	var games []*seats
+	for range 6 {
 		created := c.call("POST", "/v1/games", white, map[string]any{"options": map[string]any{"timeControl": "5+3", "colorAssignment": "hostWhite"}}, 201)
 		joined := c.call("POST", "/v1/games/"+created.GameID+"/join", black, nil, 200)
-		games = append(games, seats{created.GameID, created.Token, joined.Token})
-		time.Sleep(2 * time.Millisecond) // distinct starts (the sort key has milliseconds)
+		games = append(games, &seats{id: created.GameID, white: created.Token, black: joined.Token})
+		time.Sleep(2 * time.Millisecond) // distinct writes (updatedAt has milliseconds)
 	}
-	var want []string // newest start first
-	for i := len(games) - 1; i >= 0; i-- {
-		want = append(want, games[i].id)
+	move := func(g *seats) {
+		time.Sleep(2 * time.Millisecond)
+		c.move(g.id, []string{g.white, g.black}[g.plies%2], openingPlies[g.plies])
+		g.plies++
 	}
-	page := func(limit int, cursor string) (map[string]float64, []string, string) {
+	var last float64 // the updatedAt of the last item of the pages read so far
+	page := func(limit int, cursor string) ([]string, string) {
 		t.Helper()
 		path := fmt.Sprintf("/v1/players/me/games?limit=%d", limit)
 		if cursor != "" {
 			path += "&cursor=" + cursor
+		} else {
+			last = 0
 		}
 		out := c.callJSON("GET", path, white, nil, 200)
-		updated := map[string]float64{}
 		var ids []string
 		for _, it := range out["items"].([]any) {
 			m := it.(map[string]any)
-			id := m["gameId"].(string)
-			ids = append(ids, id)
-			updated[id], _ = m["updatedAt"].(float64)
+			ids = append(ids, m["gameId"].(string))
+			at, _ := m["updatedAt"].(float64)
+			if last > 0 && at > last {
+				t.Errorf("game %s updatedAt %v after an item of %v (cursor %q): not newest first", m["gameId"], at, last, cursor)
+			}
+			last = at
 		}
 		next, _ := out["nextCursor"].(string)
-		return updated, ids, next
+		return ids, next
 	}
-	started, ids, _ := page(100, "")
-	if strings.Join(ids, " ") != strings.Join(want, " ") {
-		t.Fatalf("games before any move = %q; want %q", ids, want)
+	byID := func(ids ...string) string { return strings.Join(ids, " ") }
+	var want []string // newest join first
+	for i := len(games) - 1; i >= 0; i-- {
+		want = append(want, games[i].id)
 	}
-	var got []string
+	if ids, _ := page(100, ""); byID(ids...) != byID(want...) {
+		t.Fatalf("games before any move = %q; want %q (newest join first)", ids, want)
+	}
+	move(games[0])
+	want = append([]string{games[0].id}, want[:len(want)-1]...)
+	if ids, _ := page(100, ""); byID(ids...) != byID(want...) {
+		t.Fatalf("games after a move in the oldest = %q; want %q (it first)", ids, want)
+	}
+
+	// Page by 2; between two pages, play one game already listed and the
+	// next game not yet listed.
+	seen := map[string]int{}
+	moved := map[string]bool{}
 	cursor := ""
-	for ply := 0; ; ply++ {
-		updated, ids, next := page(2, cursor)
-		got = append(got, ids...)
+	for pages := 0; ; pages++ {
+		ids, next := page(2, cursor)
 		for _, id := range ids {
-			if ply > 0 && updated[id] <= started[id] {
-				t.Errorf("game %s listed with updatedAt %v after %d moves; want later than %v, its start", id, updated[id], ply, started[id])
-			}
+			seen[id]++
 		}
 		if next == "" {
 			break
 		}
-		if ply >= len(openingPlies) {
-			t.Fatal("more pages than plies")
+		if pages > len(games) {
+			t.Fatal("more pages than games")
 		}
 		cursor = next
-		// Newest start first, so that an order by the last write would be
-		// the reverse of the order by start.
-		for i := len(games) - 1; i >= 0; i-- {
-			time.Sleep(2 * time.Millisecond)
-			g := games[i]
-			c.move(g.id, []string{g.white, g.black}[ply%2], openingPlies[ply])
+		listed := ids[0]
+		var unlisted string
+		for _, id := range want {
+			if seen[id] == 0 && !moved[id] {
+				unlisted = id
+				break
+			}
+		}
+		for _, g := range games {
+			if g.id == listed || g.id == unlisted {
+				move(g)
+				moved[g.id] = true
+			}
 		}
 	}
-	if strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Errorf("pages across moves = %q; want %q, each once", got, want)
+	for _, id := range want {
+		switch {
+		case seen[id] > 1:
+			t.Errorf("game %s listed %d times; a game is never repeated", id, seen[id])
+		case !moved[id] && seen[id] != 1:
+			t.Errorf("game %s, not written while paging, listed %d times; want once", id, seen[id])
+		}
 	}
+	if ids, _ := page(100, ""); len(ids) != len(games) {
+		t.Errorf("a read from the top after the paging = %q; want all %d games", ids, len(games))
+	}
+	t.Logf("paged %d games; %d written while paging, %d of those listed", len(games), len(moved), func() (n int) {
+		for id := range moved {
+			n += seen[id]
+		}
+		return n
+	}())
 }
