@@ -15,7 +15,8 @@ var openingPlies = strings.Fields("e2e4 e7e5 g1f3 b8c6 f1c4 f8c5 c2c3 g8f6 d2d3 
 
 // TestEmustackRegisteredGameIndexWrites measures what a game between two
 // registered players costs in the games table's indexes (byWhite,
-// byBlack: a player's games, sorted by when each started or ended; lobby)
+// byBlack: a player's games, active ones sorted by when each started,
+// finished ones by their last write; lobby)
 // next to the same game between anonymous seats, whose item is in no
 // player's index: the index write units of its start (create, join), of
 // each move and of its end (a resign), from the stream's images

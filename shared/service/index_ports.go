@@ -29,13 +29,15 @@ type GameIndex struct {
 	CreatedAt time.Time
 	// UpdatedAt is the time of the write.
 	UpdatedAt time.Time
-	// ListedAt orders the game in its players' lists (PlayerGames, newest
-	// first): while the game is active, the time it was created or, once
-	// it started (its second seat taken: a join, an accepted invite, a
-	// reserved rematch taken) or its players changed, the time of that
-	// write; once finished, the time it ended. It changes only then, so a
-	// move, a presence change or a timer's write leaves a player's list,
-	// and the stores' index rows, as they were (issue 22).
+	// ListedAt orders the game in its players' index rows (PlayerGames,
+	// newest first): while the game is active, the time it was created or,
+	// once it started (its second seat taken: a join, an accepted invite,
+	// a reserved rematch taken) or its players changed, the time of that
+	// write, so a move, a presence change or a timer's write leaves the
+	// stores' index rows as they were (issue 22); once finished, the time
+	// of each write (UpdatedAt), so the finished list is newest UpdatedAt
+	// first. The active list is ordered by UpdatedAt from the games
+	// themselves (MyGames), not by this.
 	ListedAt time.Time
 	// Summary is the service's encoding of the game's summary (opaque to
 	// stores, a few hundred bytes), returned by the queries so a page is
