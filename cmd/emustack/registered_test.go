@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -213,6 +214,13 @@ func TestEmustackMyGamesPagingAcrossMoves(t *testing.T) {
 	}
 	if ids, _ := page(100, ""); len(ids) != len(games) {
 		t.Errorf("a read from the top after the paging = %q; want all %d games", ids, len(games))
+	}
+	// A cursor of the index's format (what the active list gave before it
+	// was ordered by the games' writes) is refused, naming the field.
+	old := base64.RawURLEncoding.EncodeToString([]byte("p1764639000000#" + games[0].id))
+	refused, _ := c.callJSON("GET", "/v1/players/me/games?cursor="+old, white, nil, 400)["error"].(map[string]any)
+	if refused["code"] != "invalid_field" || refused["field"] != "cursor" {
+		t.Errorf("an old cursor: %v; want 400 invalid_field naming cursor", refused)
 	}
 	t.Logf("paged %d games; %d written while paging, %d of those listed", len(games), len(moved), func() (n int) {
 		for id := range moved {
