@@ -1,0 +1,112 @@
+package lambdafn
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"chessapi/deploy"
+	"chessapi/shared/game"
+	"chessapi/shared/service"
+)
+
+// sqsEvent is the deadline queue's event source mapping's event for the
+// given message bodies (message ids m0, m1, ...), as JSON.
+func sqsEvent(t *testing.T, bodies ...string) json.RawMessage {
+	t.Helper()
+	var ev events.SQSEvent
+	for i, b := range bodies {
+		ev.Records = append(ev.Records, events.SQSMessage{
+			MessageId: "m" + string(rune('0'+i)), ReceiptHandle: "r", Body: b, EventSource: "aws:sqs",
+			EventSourceARN: "arn:aws:sqs:us-east-1:123456789012:chessapi-deadlines", AWSRegion: "us-east-1",
+		})
+	}
+	raw, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// TestDeadlineQueueEvent: the deadline function takes the queue's SQS
+// batches as well as the Scheduler's tasks. A batch holding the due timer
+// twice (SQS delivers at least once) ends the game once; a message that is
+// not a task is the one failure the partial batch response names (it
+// reaches the dead-letter queue after the redrive policy's receives); the
+// same batch delivered again changes nothing.
+func TestDeadlineQueueEvent(t *testing.T) {
+	evs := loadEvents(t)
+	file := sent(evs, "timeout/deadline.json")
+	var task service.TimeoutTask
+	if err := json.Unmarshal(file.Raw, &task); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, "")
+	firstMove := time.Duration(game.DefaultOptions().FirstMoveSec) * time.Second
+	f.clock.Set(task.Deadline.Add(-firstMove - 10*time.Second))
+	seedSample(t, f, true)
+	f.clock.Set(task.Deadline.Add(-firstMove))
+	if resp, _ := sendHTTP(t, f.move, sent(evs, "move/action-move-from-to.json")); resp.StatusCode != 200 {
+		t.Fatalf("e4: status %d (body %s)", resp.StatusCode, resp.Body)
+	}
+	handler, ok := f.timeout.Handler().(func(context.Context, json.RawMessage) (any, error))
+	if !ok {
+		t.Fatalf("the timeout function's handler is %T", f.timeout.Handler())
+	}
+	body := string(file.Raw)
+
+	// Early (the deadline moved, or a clock runs ahead): nothing due,
+	// nothing failed.
+	f.clock.Set(task.Deadline.Add(-time.Second))
+	out, err := handler(t.Context(), sqsEvent(t, body))
+	if err != nil || len(out.(events.SQSEventResponse).BatchItemFailures) != 0 {
+		t.Fatalf("early batch: %+v, %v; want no failures", out, err)
+	}
+	if st := stored(t, f.store, deploy.SampleGameID); st.Phase != game.PhasePlaying {
+		t.Fatalf("after an early delivery: %s; want playing", st.Phase)
+	}
+
+	f.clock.Set(task.Deadline.Add(time.Second))
+	batch := sqsEvent(t, body, body, `{"not":"a task"`)
+	for round := range 2 {
+		out, err := handler(t.Context(), batch)
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		resp := out.(events.SQSEventResponse)
+		if len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != "m2" {
+			t.Errorf("round %d: failures %+v; want only m2, the body that is not a task", round, resp.BatchItemFailures)
+		}
+		st := stored(t, f.store, deploy.SampleGameID)
+		if st.Phase != game.PhaseFinished || st.Version != task.Version+1 {
+			t.Errorf("round %d: version %d %s; want the timeout applied once (version %d, finished)", round, st.Version, st.Phase, task.Version+1)
+		}
+	}
+
+	// The Scheduler's shape (the task itself) still works through the
+	// same handler, and a leftover finds the game finished.
+	if out, err := handler(t.Context(), file.Raw); err != nil || out != nil {
+		t.Errorf("a schedule's task: %v, %v; want nil, nil", out, err)
+	}
+	if _, err := handler(t.Context(), json.RawMessage(`[1,2]`)); err == nil {
+		t.Error("an event that is neither: nil error; want ErrBadTask")
+	}
+}
+
+func TestIsSQSEvent(t *testing.T) {
+	for raw, want := range map[string]bool{
+		`{"Records":[{"eventSource":"aws:sqs","body":"{}"}]}`:               true,
+		`{"Records":[{"eventSource":"aws:sqs"},{"eventSource":"aws:sqs"}]}`: true,
+		`{"Records":[]}`: false,
+		`{"Records":[{"eventSource":"aws:dynamodb"}]}`:                 false,
+		`{"gameId":"g","version":1,"deadline":"2026-01-01T00:00:00Z"}`: false,
+		`not json`: false,
+	} {
+		if got := isSQSEvent([]byte(raw)); got != want {
+			t.Errorf("isSQSEvent(%s) = %v; want %v", raw, got, want)
+		}
+	}
+}
