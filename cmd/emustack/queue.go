@@ -39,7 +39,8 @@ type queueAPI interface {
 //
 // Its requests go to moto directly, not through the counting proxy: they
 // are Lambda's own, counted as platform units ("sqs:ESMReceive" and
-// "sqs:ESMDelete" requests, billed as SQS requests; "lambda:QueueBatches"
+// "sqs:ESMDelete" requests, billed as SQS requests, "sqs:ESMReceiveEmpty"
+// the receives that found nothing; "lambda:QueueBatches"
 // and "lambda:QueueRecords" invoked, "lambda:QueueRecordsFailed" left for
 // redelivery).
 type queuePoller struct {
@@ -85,6 +86,9 @@ func (q *queuePoller) poll(ctx context.Context) error {
 		return fmt.Errorf("ReceiveMessage: %w", err)
 	}
 	if len(out.Messages) == 0 {
+		// Lambda's pollers long-poll an idle queue too (billed; 20 s
+		// waits on AWS, q.wait here).
+		q.counts.event("sqs:ESMReceiveEmpty", 1)
 		return nil
 	}
 	q.setBusy(true)

@@ -141,10 +141,14 @@ func play(c client, tb table, g *timedGame, plies int, think func() time.Duratio
 			// answers slowly: the move is then refused by the game's
 			// due timeout (lazy enforcement), which ended the game
 			// before its stall; anything else is a failure.
-			if _, st := tb.gameSoft(g.id); st != nil && st.Phase == game.PhaseFinished && st.Result != nil && st.Result.Reason == game.ReasonTimeLoss {
+			_, st := tb.gameSoft(g.id)
+			if st != nil && st.Phase == game.PhaseFinished && st.Result != nil && st.Result.Reason == game.ReasonTimeLoss {
 				return
 			}
-			g.err = fmt.Errorf("game %s, %s: %w", g.id, uci, err)
+			if st != nil && st.Result != nil {
+				err = fmt.Errorf("%w (the game: %s, %+v, %d moves)", err, st.Phase, *st.Result, len(st.Moves))
+			}
+			g.err = fmt.Errorf("%s game %s, %s: %w", g.kind, g.id, uci, err)
 			return
 		}
 		g.humanMoves++
@@ -321,6 +325,9 @@ func TestEmustackTimedGames(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("deadline queue: %d SendMessage, %d timers delivered in %d batches; the event source mapping's %d ReceiveMessage (%d of them empty, 1 s waits), %d DeleteMessageBatch",
+		counts.AWSCalls["sqs:SendMessage:DeadlineQueue"], counts.Platform["lambda:QueueRecords"], counts.Platform["lambda:QueueBatches"],
+		counts.Platform["sqs:ESMReceive"], counts.Platform["sqs:ESMReceiveEmpty"], counts.Platform["sqs:ESMDelete"])
 	if counts.Platform["lambda:QueueRecords"] == 0 || counts.Platform["lambda:QueueRecordsFailed"] != 0 {
 		t.Errorf("the deadline queue delivered %d timers, %d failed; want timers delivered, none failed",
 			counts.Platform["lambda:QueueRecords"], counts.Platform["lambda:QueueRecordsFailed"])
