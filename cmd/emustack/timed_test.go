@@ -99,7 +99,7 @@ type timedGame struct {
 func createTimed(c client, kind string) *timedGame {
 	c.t.Helper()
 	tc := map[string]string{"fischer": "1+0", "perMove": "perMove:30", "ai": "1+0"}[kind]
-	body := map[string]any{"options": map[string]any{"timeControl": tc, "colorAssignment": "hostWhite"}}
+	body := map[string]any{"options": map[string]any{"timeControl": tc, "colorAssignment": "hostWhite", "firstMoveSec": 60}}
 	if kind == "ai" {
 		body["opponent"] = map[string]any{"type": "ai", "level": "easy"}
 	}
@@ -138,11 +138,14 @@ func play(c client, tb table, g *timedGame, plies int, think func() time.Duratio
 		if _, err := c.try("POST", "/v1/games/"+g.id+"/actions", token,
 			map[string]any{"type": "move", "expectedVersion": rec.Version, "payload": map[string]any{"uci": uci}}); err != nil {
 			// A Fischer 1+0 clock can run out while a loaded machine
-			// answers slowly: the move is then refused by the game's
-			// due timeout (lazy enforcement), which ended the game
-			// before its stall; anything else is a failure.
+			// answers slowly, and so can the first move's 60 s while
+			// the other games are still being created: the move is
+			// then refused by the game's due timeout (lazy
+			// enforcement, or its timer), which ended the game before
+			// its stall; anything else is a failure.
 			_, st := tb.gameSoft(g.id)
-			if st != nil && st.Phase == game.PhaseFinished && st.Result != nil && st.Result.Reason == game.ReasonTimeLoss {
+			if st != nil && st.Phase == game.PhaseFinished && st.Result != nil &&
+				(st.Result.Reason == game.ReasonTimeLoss || st.Result.Reason == game.ReasonAborted && len(st.Moves) < 2) {
 				return
 			}
 			if st != nil && st.Result != nil {
