@@ -110,3 +110,24 @@ func TestIsSQSEvent(t *testing.T) {
 		}
 	}
 }
+
+// TestDeadlineQueueStopsBeforeTheFunctionsDeadline: records still to run
+// within a second of the invocation's deadline are answered failed
+// (delivered again after the visibility timeout), so the batch's answer
+// gets out before Lambda would time the whole batch out.
+func TestDeadlineQueueStopsBeforeTheFunctionsDeadline(t *testing.T) {
+	f := newFixture(t, "")
+	seedSample(t, f, true)
+	task := service.TimeoutTask{GameID: deploy.SampleGameID, Version: 1, Deadline: f.clock.Now().Add(-time.Second)}
+	body, _ := json.Marshal(task)
+	var ev events.SQSEvent
+	if err := json.Unmarshal(sqsEvent(t, string(body), string(body)), &ev); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), deadlineQueueMargin/2)
+	defer cancel()
+	resp := f.timeout.HandleDeadlineQueue(ctx, ev)
+	if len(resp.BatchItemFailures) != 2 {
+		t.Errorf("failures %+v with less than the margin left; want both records", resp.BatchItemFailures)
+	}
+}

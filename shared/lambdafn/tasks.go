@@ -176,6 +176,10 @@ func (a *App) HandleDeadline(ctx context.Context, raw json.RawMessage) (any, err
 // conditional writes keep those apart).
 const maxQueuedAtOnce = 10
 
+// deadlineQueueMargin is how long before the function's own deadline a
+// batch's records stop: time to answer the partial batch response.
+const deadlineQueueMargin = time.Second
+
 // HandleDeadlineQueue runs the timers of one batch from the deadline
 // queue, at most maxQueuedAtOnce at a time, and answers the records that
 // failed: a body that is not a task (only our own adapter sends here: a
@@ -183,6 +187,14 @@ const maxQueuedAtOnce = 10
 // work could not be done (delivered again). A duplicate delivery (SQS is
 // at least once) is harmless: the service decides from the stored game.
 func (a *App) HandleDeadlineQueue(ctx context.Context, ev events.SQSEvent) events.SQSEventResponse {
+	// A record still running a second before the function's deadline is
+	// answered failed (delivered again), rather than the whole batch
+	// timing out with it.
+	if deadline, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline.Add(-deadlineQueueMargin))
+		defer cancel()
+	}
 	failed := make([]bool, len(ev.Records))
 	sem := make(chan struct{}, maxQueuedAtOnce)
 	var wg sync.WaitGroup
