@@ -131,3 +131,42 @@ func TestDeadlineQueueStopsBeforeTheFunctionsDeadline(t *testing.T) {
 		t.Errorf("failures %+v with less than the margin left; want both records", resp.BatchItemFailures)
 	}
 }
+
+// FuzzHandleDeadline: whatever the deadline function is handed, it
+// answers a partial batch response naming only the batch's records, or
+// an error; it never panics.
+func FuzzHandleDeadline(f *testing.F) {
+	fx := newFixture(f, "")
+	handler := fx.timeout.Handler().(func(context.Context, json.RawMessage) (any, error))
+	for _, seed := range []string{
+		`{"gameId":"g","version":1,"deadline":"2026-01-01T00:00:00Z"}`,
+		`{"Records":[{"eventSource":"aws:sqs","messageId":"m0","body":"{\"gameId\":\"g\",\"version\":1,\"deadline\":\"2026-01-01T00:00:00Z\"}"}]}`,
+		`{"Records":[{"eventSource":"aws:sqs","messageId":"m0","body":"not json"}]}`,
+		`{"Records":[{"eventSource":"aws:sqs"}]}`, `{"Records":null}`, `[]`, `null`, `7`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		out, err := handler(t.Context(), raw)
+		resp, isBatch := out.(events.SQSEventResponse)
+		if !isBatch {
+			return // a task: nil, or its error
+		}
+		if err != nil {
+			t.Fatalf("a batch's answer with an error %v", err)
+		}
+		var ev events.SQSEvent
+		if json.Unmarshal(raw, &ev) != nil {
+			t.Fatalf("answered a batch for %q, which is not one", raw)
+		}
+		ids := map[string]bool{}
+		for _, r := range ev.Records {
+			ids[r.MessageId] = true
+		}
+		for _, f := range resp.BatchItemFailures {
+			if !ids[f.ItemIdentifier] {
+				t.Fatalf("failure %q is not a record of the batch", f.ItemIdentifier)
+			}
+		}
+	})
+}
