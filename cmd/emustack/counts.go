@@ -20,7 +20,7 @@ type Counts struct {
 	// operation: DynamoDB, EventBridge Scheduler and SQS through the
 	// counting proxy in front of moto (infra/emulator.CountCalls, the same
 	// names as the as-deployed tests log; "sqs:SendMessage:DeadlineQueue"
-	// is the part of "sqs:SendMessage" that armed timers), Lambda's Invoke
+	// is the part of "AmazonSQS:SendMessage" that armed timers), Lambda's Invoke
 	// API ("lambda:Invoke") and the WebSocket API's @connections
 	// ("execute-api:PostToConnection").
 	AWSCalls map[string]int64 `json:"awsCalls"`
