@@ -98,7 +98,7 @@ type timedGame struct {
 // or a human (white) against an easy AI seat.
 func createTimed(c client, kind string) *timedGame {
 	c.t.Helper()
-	tc := map[string]string{"fischer": "1+0", "perMove": "perMove:30", "ai": "1+0"}[kind]
+	tc := map[string]string{"fischer": "2+0", "perMove": "perMove:30", "ai": "2+0"}[kind]
 	body := map[string]any{"options": map[string]any{"timeControl": tc, "colorAssignment": "hostWhite", "firstMoveSec": 60}}
 	if kind == "ai" {
 		body["opponent"] = map[string]any{"type": "ai", "level": "easy"}
@@ -137,7 +137,7 @@ func play(c client, tb table, g *timedGame, plies int, think func() time.Duratio
 		uci := pos.UCI(legal[rnd.IntN(len(legal))])
 		if _, err := c.try("POST", "/v1/games/"+g.id+"/actions", token,
 			map[string]any{"type": "move", "expectedVersion": rec.Version, "payload": map[string]any{"uci": uci}}); err != nil {
-			// A Fischer 1+0 clock can run out while a loaded machine
+			// A Fischer 2+0 clock can run out while a loaded machine
 			// answers slowly, and so can the first move's 60 s while
 			// the other games are still being created: the move is
 			// then refused by the game's due timeout (lazy
@@ -170,6 +170,49 @@ func play(c client, tb table, g *timedGame, plies int, think func() time.Duratio
 	g.err = fmt.Errorf("game %s: the AI never answered the last move", g.id)
 }
 
+// watchStalled watches each game it is handed on stalled until it is
+// finished (the table, every 250 ms), and returns when each was first seen
+// finished: once allPlayed is closed, when every game handed is, or bound
+// after that.
+func watchStalled(tb table, stalled <-chan *timedGame, allPlayed <-chan struct{}, bound time.Duration) map[string]time.Time {
+	seen := map[string]time.Time{}
+	var watching []*timedGame
+	var giveUp time.Time
+	for {
+		for more := true; more; {
+			select {
+			case g := <-stalled:
+				watching = append(watching, g)
+			default:
+				more = false
+			}
+		}
+		if giveUp.IsZero() {
+			select {
+			case <-allPlayed:
+				giveUp = time.Now().Add(bound)
+				continue // take the last stalls first
+			default:
+			}
+		}
+		left := 0
+		for _, g := range watching {
+			if !seen[g.id].IsZero() {
+				continue
+			}
+			if _, s := tb.gameSoft(g.id); s != nil && s.Phase == game.PhaseFinished {
+				seen[g.id] = time.Now()
+			} else {
+				left++
+			}
+		}
+		if !giveUp.IsZero() && (left == 0 || time.Now().After(giveUp)) {
+			return seen
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
 // gameSoft is game without failing the test (for goroutines).
 func (tb table) gameSoft(id string) (service.GameRecord, *game.State) {
 	rec, err := tb.store.Get(context.Background(), id)
@@ -198,8 +241,8 @@ func (c client) try(method, path, token string, body any) (gameAnswer, error) {
 	return a, nil
 }
 
-// TestEmustackTimedGames: 20 timed games at once — 8 Fischer 1+0 and 8
-// per-move (30 s) between humans, 4 Fischer 1+0 against an AI seat — are
+// TestEmustackTimedGames: 20 timed games at once — 8 Fischer 2+0 and 8
+// per-move (30 s) between humans, 4 Fischer 2+0 against an AI seat — are
 // played for a while by players thinking a fraction of a second, then the
 // side to move stalls. Nobody calls any game after that: each ends on
 // time by its timers alone (a per-move clock after its three
@@ -222,48 +265,48 @@ func TestEmustackTimedGames(t *testing.T) {
 			games = append(games, createTimed(c, kind))
 		}
 	}
+	// Each game is watched from the moment it stalls (the table, every
+	// 250 ms), so that when it is first seen finished says how late its
+	// end came, however long the other games still play.
+	stalled := make(chan *timedGame, len(games))
+	allPlayed := make(chan struct{})
+	watched := make(chan map[string]time.Time, 1)
+	go func() { watched <- watchStalled(tb, stalled, allPlayed, 3*time.Minute) }()
 	var wg sync.WaitGroup
 	for i, g := range games {
 		rnd := rand.New(rand.NewPCG(uint64(i), 22))
 		think := func() time.Duration { return time.Duration(100+rnd.IntN(300)) * time.Millisecond }
-		wg.Go(func() { play(c, tb, g, plies[g.kind], think, rnd) })
+		wg.Go(func() {
+			play(c, tb, g, plies[g.kind], think, rnd)
+			if g.err == nil && g.reachedStall {
+				stalled <- g
+			}
+		})
 	}
 	wg.Wait()
+	close(allPlayed)
 	for _, g := range games {
 		if g.err != nil {
 			t.Fatal(g.err)
 		}
 	}
 	t.Logf("every game stalled or ended by the rules; waiting for the stalled ones to end on time")
-	// Watch every stalled game at once (the table, every 250 ms), so that
-	// when each is first seen finished says how late its end came.
-	seen := map[string]time.Time{}
-	watchUntil := time.Now().Add(3 * time.Minute) // Fischer: under a minute; per-move: 30 s and three extensions of 30 s
-	for {
-		left := 0
-		for _, g := range games {
-			if !g.reachedStall || !seen[g.id].IsZero() {
-				continue
-			}
-			if _, s := tb.game(g.id); s.Phase == game.PhaseFinished {
-				seen[g.id] = time.Now()
-			} else {
-				left++
-			}
+	seen := <-watched
+	left := 0
+	for _, g := range games {
+		if g.reachedStall && seen[g.id].IsZero() {
+			left++
 		}
-		if left == 0 {
-			break
-		}
-		if time.Now().After(watchUntil) {
-			t.Fatalf("%d stalled games did not end within 3 minutes: their timers are missing", left)
-		}
-		time.Sleep(250 * time.Millisecond)
+	}
+	if left > 0 {
+		// Fischer: under a minute; per-move: 30 s and three extensions of 30 s.
+		t.Fatalf("%d stalled games did not end within 3 minutes of the last stall: their timers are missing", left)
 	}
 	lateness := map[string][]time.Duration{}
 	for _, g := range games {
 		if !g.reachedStall {
 			_, s := tb.game(g.id)
-			t.Logf("%s game %s ended before the stall (%s: the rules, or a 1+0 clock run out while the machine answered slowly)", g.kind, g.id, s.Result.Reason)
+			t.Logf("%s game %s ended before the stall (%s: the rules, or a 2+0 clock run out while the machine answered slowly)", g.kind, g.id, s.Result.Reason)
 			continue
 		}
 		_, s := tb.game(g.id)
