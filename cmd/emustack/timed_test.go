@@ -246,12 +246,13 @@ func (c client) try(method, path, token string, body any) (gameAnswer, error) {
 // played for a while by players thinking a fraction of a second, then the
 // side to move stalls. Nobody calls any game after that: each ends on
 // time by its timers alone (a per-move clock after its three
-// extensions), each AI move was answered, and the timer calls per
-// human-game move — CreateSchedule and the deadline queue's SendMessage,
-// counted apart — stay within issue 22's targets (≤ 0.1 for Fischer,
-// ≤ 0.3 per-move) together, every clock here being carried by the queue
-// (at most each game's waiting expiry is a schedule), with no schedule
-// ever deleted or listed and no queued timer failed.
+// extensions), each AI move was answered, and the timer calls —
+// CreateSchedule and the deadline queue's SendMessage, counted apart —
+// are as lazy timers on two transports make them: every clock here is
+// carried by the queue (each game's one schedule is its waiting expiry,
+// so the scheduler calls a move are far within issue 22's ≤ 0.1 for
+// Fischer and ≤ 0.3 per-move), the sends stay under one a move, no
+// schedule is ever deleted or listed and no queued timer failed.
 func TestEmustackTimedGames(t *testing.T) {
 	st := startTestStack(t)
 	c := client{t: t, base: st.URL}
