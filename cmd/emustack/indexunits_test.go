@@ -22,6 +22,9 @@ func TestIndexWriteUnits(t *testing.T) {
 	registered := func(updated, status, summary string) map[string]events.DynamoDBAttributeValue {
 		return item("idxW", "pW#"+status, "idxB", "pB#"+status, "idxUpdated", updated, "updatedAt", updated, "summary", summary)
 	}
+	listed := func(sortTime, written, status string) map[string]events.DynamoDBAttributeValue {
+		return item("idxW", "pW#"+status, "idxB", "pB#"+status, "idxUpdated", sortTime, "listedAt", sortTime, "writtenAt", written, "summary", "x")
+	}
 	for _, tt := range []struct {
 		name     string
 		old, new map[string]events.DynamoDBAttributeValue
@@ -35,6 +38,11 @@ func TestIndexWriteUnits(t *testing.T) {
 		{"nothing indexed changed", registered("1", "a", "x"), registered("1", "a", "x"), 0},
 		{"finished: both partitions change", registered("2", "a", "y"), registered("3", "f", "z"), 4},
 		{"lobby entry leaves", item("idxLobby", "free", "idxCreated", "1"), anonymous, 1},
+		// The layout since issue 22: the time of the write is writtenAt,
+		// which no index projects, and the sort key is the start or end.
+		{"registered move: only writtenAt changes", listed("1", "1", "a"), listed("1", "2", "a"), 0},
+		{"registered start or end: both entries move", listed("1", "2", "a"), listed("3", "3", "f"), 4},
+		{"legacy item's first write drops the projected updatedAt: one update each", registered("1", "a", "x"), listed("1", "2", "a"), 2},
 	} {
 		if got := indexWriteUnits(tt.old, tt.new); got != tt.want {
 			t.Errorf("%s: %d units; want %d", tt.name, got, tt.want)

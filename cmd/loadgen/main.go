@@ -67,6 +67,8 @@ func main() {
 	conns := flag.Int("conns", 2000, "idle: connections to open")
 	pid := flag.Int("server-pid", 0, "idle: the server's process id (its VmRSS is read from /proc)")
 	settle := flag.Duration("settle", 3*time.Second, "idle: pause before each memory reading")
+	gzip := flag.Bool("gzip", true, "accept gzip-encoded answers (as phones' HTTP stacks do)")
+	answerMoves := flag.Bool("answer-moves", true, "answer each move with the whole view (false: ?moves=false, no move list)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -77,6 +79,7 @@ func main() {
 	} else {
 		err = play(ctx, os.Stdout, *url, *mode, load.Config{
 			Games: *games, Duration: *duration, MaxMoves: *moves, Think: *think, StallTimeout: *stall, Seed: *seed,
+			NoGzip: !*gzip, AnswersWithoutMoves: !*answerMoves,
 		})
 	}
 	if err != nil {

@@ -661,7 +661,7 @@ func TestStreamAccountWide(t *testing.T) {
 	if !reflect.DeepEqual(kinds, want) {
 		t.Errorf("player events %v; want %v", kinds, want)
 	}
-	for _, tt := range []struct{ token, code string }{{"", "player_required"}, {otherTokens["black"], "forbidden"}} {
+	for _, tt := range []struct{ token, code string }{{"", "player_required"}, {otherTokens["black"], "player_required"}} {
 		s := c.stream(tt.token)
 		s.send(map[string]any{"action": "subscribe", "player": "me"})
 		if m := s.expect("error"); m["code"] != tt.code {

@@ -104,8 +104,8 @@ func TestContractStreamMessages(t *testing.T) {
 		t.Errorf("sync: %v; want the view and no missed events", m)
 	}
 	send(`{"action":"subscribe","player":"me"}`)
-	if m := read("error"); m["code"] != "forbidden" {
-		t.Errorf("account-wide subscribe with a seat token: %v; want forbidden", m)
+	if m := read("error"); m["code"] != "player_required" {
+		t.Errorf("account-wide subscribe with a seat token: %v; want player_required", m)
 	}
 	send(`{"action":"subscribe","gameId":"nosuchgameatall"}`)
 	if m := read("error"); m["code"] != "game_not_found" || m["gameId"] != "nosuchgameatall" {

@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+
+	"chessapi/shared/game"
 )
 
 // TestGzipAnswers: an answer of 1 KB or more is gzip-encoded for a client
@@ -104,4 +109,68 @@ func equalJSON(a, b any) bool {
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
 	return bytes.Equal(x, y)
+}
+
+// BenchmarkGzipAnswer is the compression of a move's answer, the whole
+// view of a game of 40, 150 and 300 plies (random legal moves), through
+// withGzip as the handler sends it:
+//
+//	go test -run '^$' -bench GzipAnswer -benchtime 2000x ./shared/api
+func BenchmarkGzipAnswer(b *testing.B) {
+	for _, plies := range []int{40, 150, 300} {
+		body := longGameAnswer(b, plies)
+		h := withGzip(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusOK)
+			_, _ = w.Write(body)
+		}))
+		req := httptest.NewRequest("POST", "/v1/games/g/actions", nil)
+		req.Header.Set("Accept-Encoding", "gzip")
+		b.Run(fmt.Sprintf("plies%d", plies), func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			var size int
+			for b.Loop() {
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, req)
+				size = w.Body.Len()
+			}
+			b.ReportMetric(float64(size), "gzip-bytes")
+		})
+	}
+}
+
+// longGameAnswer is the JSON answer of a move in a game of the given
+// plies (random legal moves, 1.5 s each), as the mover sees it.
+func longGameAnswer(b *testing.B, plies int) []byte {
+	b.Helper()
+	now := time.UnixMilli(1_700_000_000_000)
+	s, _, err := game.New(game.NewGame{GameID: "bench-game-1", Options: game.DefaultOptions(), Host: game.Player{ID: "a"}, Seed: 1}, now)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if s, _, err = game.Reduce(s, game.Join{Player: game.Player{ID: "b"}}, now); err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, uint64(plies)))
+	for s.Phase == game.PhasePlaying && len(s.Moves) < plies {
+		pos := s.Position()
+		moves := pos.LegalMoves()
+		now = now.Add(1500 * time.Millisecond)
+		next, _, err := game.Reduce(s, game.Act{By: s.Turn(), Action: game.Action{Type: game.ActionMove, Move: game.MoveInput{UCI: pos.UCI(moves[rng.IntN(len(moves))])}}}, now)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s = next
+	}
+	by := s.Turn().Other()
+	v, err := game.ViewOf(s, &by, now)
+	if err != nil {
+		b.Fatal(err)
+	}
+	body, err := json.Marshal(gameResponse{Game: v})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return body
 }

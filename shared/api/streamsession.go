@@ -199,15 +199,13 @@ func (s *streamSession) sync(ctx context.Context, conn StreamConn, gameID string
 	return s.send(ctx, conn.ID, SubscribedMessage(obs.State, view, nil, conn.Lang))
 }
 
-// account is the player of conn's player token: no token is 401
-// player_required, a seat token 403 forbidden, an unknown player token 401.
+// account is the player of conn's player token: no token or a seat token
+// is 401 player_required (as the HTTP player routes answer), an unknown
+// player token 401.
 func (s *streamSession) account(ctx context.Context, conn StreamConn) (string, error) {
 	c := conn.Caller
-	switch {
-	case c.Token == "" && c.TokenHash == "":
+	if !isPlayerCredential(c) {
 		return "", service.ErrPlayerRequired
-	case !isPlayerCredential(c):
-		return "", service.ErrForbidden
 	}
 	p, err := s.games.Me(ctx, c)
 	if err != nil {

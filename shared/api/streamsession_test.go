@@ -349,7 +349,8 @@ func TestOneConversationTwoTransports(t *testing.T) {
 		// (version 6), which the spectator catches up on.
 		{"subscribed v6 " + ok + " events=[] you=<nil> missed=[5:[] 6:[playerDisconnected]]"},
 		{"subscribed v6 " + ok + " events=[] you=<nil> missed=[]"},
-		{"error v<nil> code=forbidden field=<nil> game= events=[] you=<nil>"},
+		// The account-wide stream: a seat token, then no token at all.
+		{"error v<nil> code=player_required field=<nil> game= events=[] you=<nil>"},
 		{"error v<nil> code=player_required field=<nil> game= events=[] you=<nil>"},
 	}
 	for i, w := range want {

@@ -1,8 +1,8 @@
 package game
 
 import (
-	"bytes"
 	"encoding/json"
+	"strconv"
 
 	"chessapi/shared/chess"
 )
@@ -11,24 +11,29 @@ import (
 // the object {"white": ..., "black": ...} (seeds/000 §8.1 Record<Color, T>).
 type PerColor[T any] [2]T
 
-// MarshalJSON writes {"white": p[White], "black": p[Black]}.
+// MarshalJSON writes {"white": p[White], "black": p[Black]}. Views carry
+// several (clocks, captures, players) and every version's delta marshals
+// some, so the numbers and flags are written directly and the rest in one
+// pass over the object form.
 func (p PerColor[T]) MarshalJSON() ([]byte, error) {
-	w, err := json.Marshal(p[chess.White])
-	if err != nil {
-		return nil, err
+	switch q := any(p).(type) {
+	case PerColor[int64]:
+		return appendPerColor(q, func(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) }), nil
+	case PerColor[int]:
+		return appendPerColor(q, func(b []byte, v int) []byte { return strconv.AppendInt(b, int64(v), 10) }), nil
+	case PerColor[bool]:
+		return appendPerColor(q, strconv.AppendBool), nil
 	}
-	b, err := json.Marshal(p[chess.Black])
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	buf.Grow(len(w) + len(b) + 20)
-	buf.WriteString(`{"white":`)
-	buf.Write(w)
-	buf.WriteString(`,"black":`)
-	buf.Write(b)
-	buf.WriteByte('}')
-	return buf.Bytes(), nil
+	return json.Marshal(perColorJSON[T]{White: p[chess.White], Black: p[chess.Black]})
+}
+
+func appendPerColor[T any](p PerColor[T], appendValue func([]byte, T) []byte) []byte {
+	b := make([]byte, 0, 48)
+	b = append(b, `{"white":`...)
+	b = appendValue(b, p[chess.White])
+	b = append(b, `,"black":`...)
+	b = appendValue(b, p[chess.Black])
+	return append(b, '}')
 }
 
 // perColorJSON is the object form of PerColor. Decoding into it directly

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"time"
 
@@ -96,45 +97,83 @@ const (
 )
 
 // viewFields lists the top-level fields of View in its order with their
-// values; TestViewFieldsCoverTheView checks it against the struct. The move
-// list stands at its place for move and movesLength. The fields fixed when
-// a game is made (its id, options, start, the viewer) are not compared:
-// two views of one game and viewer always agree on them (checkDeltas would
-// see a delta that missed one).
+// values and how two views' values compare; TestViewFieldsCoverTheView
+// checks it against the struct. The move list stands at its place for move
+// and movesLength. The fields fixed when a game is made (its id, options,
+// start, the viewer) are not compared: two views of one game and viewer
+// always agree on them (checkDeltas would see a delta that missed one).
+//
+// The comparisons are typed (reflect.DeepEqual over the boxed values cost
+// as much as the rest of a version's delta): same reports whether the two
+// values marshal alike. A nil and an empty slice marshal differently
+// (null, []), so they differ here too.
 var viewFields = []struct {
 	key   string
 	get   func(*View) any
+	same  func(a, b *View) bool
 	fixed bool
 }{
-	{"gameId", func(v *View) any { return v.GameID }, true},
-	{"version", func(v *View) any { return v.Version }, false},
-	{"stateVersion", func(v *View) any { return v.StateVersion }, true},
-	{"phase", func(v *View) any { return v.Phase }, false},
-	{"rules", func(v *View) any { return v.Rules }, true},
-	{"options", func(v *View) any { return v.Options }, true},
-	{"variant", func(v *View) any { return v.Variant }, true},
-	{"chess960Index", func(v *View) any { return v.Chess960Index }, true},
-	{"createdAt", func(v *View) any { return v.CreatedAt }, true},
-	{"startFen", func(v *View) any { return v.StartFEN }, true},
-	{"fen", func(v *View) any { return v.FEN }, false},
-	{"players", func(v *View) any { return v.Players }, false},
-	{"you", func(v *View) any { return v.You }, true},
-	{"turn", func(v *View) any { return v.Turn }, false},
-	{"check", func(v *View) any { return v.Check }, false},
-	{"moves", nil, false},
-	{"lastMove", func(v *View) any { return v.LastMove }, false},
-	{"clock", func(v *View) any { return v.Clock }, false},
-	{"deadline", func(v *View) any { return v.Deadline }, false},
-	{"deadlineReason", func(v *View) any { return v.DeadlineReason }, false},
-	{"startsAt", func(v *View) any { return v.StartsAt }, false},
-	{"ready", func(v *View) any { return v.Ready }, false},
-	{"captured", func(v *View) any { return v.Captured }, false},
-	{"materialDiff", func(v *View) any { return v.MaterialDiff }, false},
-	{"pending", func(v *View) any { return v.Pending }, false},
-	{"claimable", func(v *View) any { return v.Claimable }, false},
-	{"legalMoves", func(v *View) any { return v.LegalMoves }, false},
-	{"result", func(v *View) any { return v.Result }, false},
-	{"rematch", func(v *View) any { return v.Rematch }, false},
+	{"gameId", func(v *View) any { return v.GameID }, nil, true},
+	{"version", func(v *View) any { return v.Version }, func(a, b *View) bool { return a.Version == b.Version }, false},
+	{"stateVersion", func(v *View) any { return v.StateVersion }, nil, true},
+	{"phase", func(v *View) any { return v.Phase }, func(a, b *View) bool { return a.Phase == b.Phase }, false},
+	{"rules", func(v *View) any { return v.Rules }, nil, true},
+	{"options", func(v *View) any { return v.Options }, nil, true},
+	{"variant", func(v *View) any { return v.Variant }, nil, true},
+	{"chess960Index", func(v *View) any { return v.Chess960Index }, nil, true},
+	{"createdAt", func(v *View) any { return v.CreatedAt }, nil, true},
+	{"startFen", func(v *View) any { return v.StartFEN }, nil, true},
+	{"fen", func(v *View) any { return v.FEN }, func(a, b *View) bool { return a.FEN == b.FEN }, false},
+	{"players", func(v *View) any { return v.Players }, func(a, b *View) bool {
+		return samePlayer(a.Players[0], b.Players[0]) && samePlayer(a.Players[1], b.Players[1])
+	}, false},
+	{"you", func(v *View) any { return v.You }, nil, true},
+	{"turn", func(v *View) any { return v.Turn }, func(a, b *View) bool { return a.Turn == b.Turn }, false},
+	{"check", func(v *View) any { return v.Check }, func(a, b *View) bool { return a.Check == b.Check }, false},
+	{"moves", nil, nil, false},
+	{"lastMove", func(v *View) any { return v.LastMove }, func(a, b *View) bool { return samePtr(a.LastMove, b.LastMove) }, false},
+	{"clock", func(v *View) any { return v.Clock }, func(a, b *View) bool { return sameClock(&a.Clock, &b.Clock) }, false},
+	{"deadline", func(v *View) any { return v.Deadline }, func(a, b *View) bool { return samePtr(a.Deadline, b.Deadline) }, false},
+	{"deadlineReason", func(v *View) any { return v.DeadlineReason }, func(a, b *View) bool { return samePtr(a.DeadlineReason, b.DeadlineReason) }, false},
+	{"startsAt", func(v *View) any { return v.StartsAt }, func(a, b *View) bool { return samePtr(a.StartsAt, b.StartsAt) }, false},
+	{"ready", func(v *View) any { return v.Ready }, func(a, b *View) bool { return samePtr(a.Ready, b.Ready) }, false},
+	{"captured", func(v *View) any { return v.Captured }, func(a, b *View) bool {
+		return sameSlice(a.Captured[0], b.Captured[0]) && sameSlice(a.Captured[1], b.Captured[1])
+	}, false},
+	{"materialDiff", func(v *View) any { return v.MaterialDiff }, func(a, b *View) bool { return a.MaterialDiff == b.MaterialDiff }, false},
+	{"pending", func(v *View) any { return v.Pending }, func(a, b *View) bool {
+		return samePtr(a.Pending.Undo, b.Pending.Undo) && samePtr(a.Pending.Draw, b.Pending.Draw)
+	}, false},
+	{"claimable", func(v *View) any { return v.Claimable }, func(a, b *View) bool { return samePtr(a.Claimable, b.Claimable) }, false},
+	{"legalMoves", func(v *View) any { return v.LegalMoves }, func(a, b *View) bool { return sameSlice(a.LegalMoves, b.LegalMoves) }, false},
+	{"result", func(v *View) any { return v.Result }, func(a, b *View) bool {
+		// Rare (once a game), and the deepest value: compared as a whole.
+		return a.Result == b.Result || a.Result != nil && b.Result != nil && reflect.DeepEqual(*a.Result, *b.Result)
+	}, false},
+	{"rematch", func(v *View) any { return v.Rematch }, func(a, b *View) bool {
+		return a.Rematch == b.Rematch || a.Rematch != nil && b.Rematch != nil &&
+			samePtr(a.Rematch.Of, b.Rematch.Of) && samePtr(a.Rematch.Next, b.Rematch.Next)
+	}, false},
+}
+
+// samePtr reports whether a and b are both nil or point to equal values.
+func samePtr[T comparable](a, b *T) bool { return a == b || a != nil && b != nil && *a == *b }
+
+// sameSlice reports whether a and b hold equal elements and are both nil or
+// both not (null and [] are different JSON).
+func sameSlice[T comparable](a, b []T) bool { return (a == nil) == (b == nil) && slices.Equal(a, b) }
+
+func samePlayer(a, b *PlayerView) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.PlayerID == b.PlayerID && a.Name == b.Name && samePtr(a.AI, b.AI) && a.Connected == b.Connected &&
+		a.Presence.Connected == b.Presence.Connected && samePtr(a.Presence.Since, b.Presence.Since) && samePtr(a.Rating, b.Rating)
+}
+
+func sameClock(a, b *ClockView) bool {
+	return a.Type == b.Type && a.RemainingMs == b.RemainingMs && a.IncrementMs == b.IncrementMs &&
+		samePtr(a.Running, b.Running) && a.Started == b.Started && samePtr(a.ExtensionsLeft, b.ExtensionsLeft) && a.AsOf == b.AsOf
 }
 
 // fieldRank ranks the delta keys in view order (movesLength, then move,
@@ -171,24 +210,17 @@ func DiffViews(prev, next *View) (Delta, error) {
 			d = append(d, moves...)
 			continue
 		}
-		before, after := f.get(prev), f.get(next)
-		// Most fields do not change from one version to the next; equal
-		// values marshal alike, so only the others are marshalled (each
-		// marshal costs more than the comparison).
-		if reflect.DeepEqual(before, after) {
+		// Most fields do not change from one version to the next: only the
+		// others are marshalled (each marshal costs more than the
+		// comparison), and only their new value.
+		if f.same(prev, next) {
 			continue
 		}
-		a, err := json.Marshal(before)
+		b, err := json.Marshal(f.get(next))
 		if err != nil {
 			return nil, fmt.Errorf("game: delta of %s: %w", f.key, err)
 		}
-		b, err := json.Marshal(after)
-		if err != nil {
-			return nil, fmt.Errorf("game: delta of %s: %w", f.key, err)
-		}
-		if !bytes.Equal(a, b) {
-			d = append(d, DeltaField{Key: f.key, Value: b})
-		}
+		d = append(d, DeltaField{Key: f.key, Value: b})
 	}
 	return d, nil
 }
@@ -357,6 +389,40 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
+// appendLegalMoves appends list as encoding/json writes it (a delta of
+// the seat to move carries it on every move: without reflection it costs
+// a third as much).
+func appendLegalMoves(b []byte, list []LegalMove) []byte {
+	if list == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i := range list {
+		m := &list[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"from":`...)
+		b = appendJSONString(b, m.From)
+		b = append(b, `,"to":`...)
+		b = appendJSONString(b, m.To)
+		if m.Promotion != "" {
+			b = append(b, `,"promotion":`...)
+			b = appendJSONString(b, m.Promotion)
+		}
+		if m.Castle != "" {
+			b = append(b, `,"castle":`...)
+			b = appendJSONString(b, m.Castle)
+		}
+		b = append(b, `,"uci":`...)
+		b = appendJSONString(b, m.UCI)
+		b = append(b, `,"san":`...)
+		b = appendJSONString(b, m.SAN)
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
+
 // lastMoveDerivable reports whether the view's lastMove is what
 // lastMoveOf makes of its last move (always, as ViewOf writes it).
 func lastMoveDerivable(v *View) bool {
@@ -437,11 +503,8 @@ func (s *State) DeltaFor(c Change, seat *chess.Color) (Delta, error) {
 		if err != nil {
 			return nil, fmt.Errorf("game: stored position of version %d: %w", c.Version, err)
 		}
-		list, err := json.Marshal(LegalMoves(pos))
-		if err != nil {
-			return nil, err
-		}
-		d = d.Set("legalMoves", list)
+		list := LegalMoves(pos)
+		d = d.Set("legalMoves", appendLegalMoves(make([]byte, 0, 2+64*len(list)), list))
 	case mark.Before != nil && *mark.Before == *seat&1:
 		d = d.Set("legalMoves", json.RawMessage("null"))
 	}

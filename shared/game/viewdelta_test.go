@@ -1,8 +1,10 @@
 package game
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
@@ -40,6 +42,7 @@ func checkDeltas(t *testing.T, prev, next *State, now time.Time) {
 			t.Fatal(err)
 		}
 		want := viewMap(t, nv)
+		checkSame(t, pv, nv)
 		d, err := next.DeltaFor(c, seat)
 		if err != nil {
 			t.Fatalf("version %d: DeltaFor(%v): %v", next.Version, seat, err)
@@ -185,6 +188,47 @@ func TestViewFieldsCoverTheView(t *testing.T) {
 	}
 	if !slices.Equal(keys, listed) {
 		t.Errorf("viewFields lists %v; View has %v (in this order)", listed, keys)
+	}
+}
+
+// checkSame: viewFields' typed comparisons agree with the fields' JSON,
+// for the two views of every version the tests make.
+func checkSame(t *testing.T, a, b *View) {
+	t.Helper()
+	for _, f := range viewFields {
+		if f.same == nil {
+			continue
+		}
+		x, y := mustJSON(t, f.get(a)), mustJSON(t, f.get(b))
+		if f.same(a, b) != bytes.Equal(x, y) {
+			t.Fatalf("viewFields %s: same = %v for %s and %s", f.key, f.same(a, b), x, y)
+		}
+	}
+}
+
+// TestViewFieldComparisonsCoverTheTypes: the typed comparisons name every
+// field of the types they look into; a field added to one of them must be
+// compared too (samePlayer, sameClock, the pending and rematch entries).
+func TestViewFieldComparisonsCoverTheTypes(t *testing.T) {
+	for _, tt := range []struct {
+		typ    reflect.Type
+		fields int
+	}{
+		{reflect.TypeFor[PlayerView](), 6},
+		{reflect.TypeFor[PresenceView](), 2},
+		{reflect.TypeFor[ClockView](), 7},
+		{reflect.TypeFor[PendingView](), 2},
+		{reflect.TypeFor[RematchView](), 2},
+	} {
+		if n := tt.typ.NumField(); n != tt.fields {
+			t.Errorf("%s has %d fields; viewFields compares %d (update its comparison)", tt.typ, n, tt.fields)
+		}
+	}
+	// The pointed-to values compared with == must stay comparable.
+	for _, typ := range []reflect.Type{reflect.TypeFor[LastMove](), reflect.TypeFor[UndoRequest](), reflect.TypeFor[DrawOfferView](), reflect.TypeFor[LegalMove]()} {
+		if !typ.Comparable() {
+			t.Errorf("%s is not comparable", typ)
+		}
 	}
 }
 
@@ -358,5 +402,72 @@ func BenchmarkVersionDelta(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestAppendLegalMovesIsJSON: the legal moves a delta carries are written
+// by hand; they must be the bytes encoding/json writes, over random games
+// of both variants (promotions, castling of both kinds, en passant come up).
+func TestAppendLegalMovesIsJSON(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	positions := 0
+	for g := range 40 {
+		var pos *chess.Position
+		var err error
+		if g%2 == 0 {
+			pos, err = chess.ParseFEN(chess.StartFEN)
+		} else {
+			pos, err = chess.Chess960Start(rng.IntN(960))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 200 {
+			list := LegalMoves(pos)
+			want, err := json.Marshal(list)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := appendLegalMoves(nil, list); !bytes.Equal(got, want) {
+				t.Fatalf("%s:\n got %s\nwant %s", pos.FEN(), got, want)
+			}
+			positions++
+			moves := pos.LegalMoves()
+			if len(moves) == 0 {
+				break
+			}
+			pos.Play(moves[rng.IntN(len(moves))])
+		}
+	}
+	if got := appendLegalMoves(nil, nil); string(got) != "null" {
+		t.Errorf("appendLegalMoves(nil) = %s; want null", got)
+	}
+	t.Logf("%d positions", positions)
+}
+
+// TestPerColorJSON: PerColor writes {"white": …, "black": …} with each
+// value as encoding/json writes it, on its fast paths and off them.
+func TestPerColorJSON(t *testing.T) {
+	ref := func(w, b any) string {
+		x, _ := json.Marshal(w)
+		y, _ := json.Marshal(b)
+		return `{"white":` + string(x) + `,"black":` + string(y) + `}`
+	}
+	name := "<&\u2028>"
+	for _, tt := range []struct {
+		v    json.Marshaler
+		want string
+	}{
+		{PerColor[int64]{-9_007_199_254_740_993, 0}, ref(int64(-9_007_199_254_740_993), int64(0))},
+		{PerColor[int]{3, -1}, ref(3, -1)},
+		{PerColor[bool]{true, false}, ref(true, false)},
+		{PerColor[[]string]{nil, {}}, ref([]string(nil), []string{})},
+		{PerColor[[]string]{{"q", `"\`}, {name}}, ref([]string{"q", `"\`}, []string{name})},
+		{PerColor[*PlayerView]{nil, {Name: name}}, ref((*PlayerView)(nil), &PlayerView{Name: name})},
+	} {
+		got, err := json.Marshal(tt.v)
+		if err != nil || string(got) != tt.want {
+			t.Errorf("%#v: %s, %v; want %s", tt.v, got, err, tt.want)
+		}
 	}
 }

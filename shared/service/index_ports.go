@@ -27,8 +27,18 @@ type GameIndex struct {
 	// an opponent with an open invite; "" when it is not listed.
 	LobbyRoom string
 	CreatedAt time.Time
-	// UpdatedAt is the time of the write: me/games is newest first by it.
+	// UpdatedAt is the time of the write.
 	UpdatedAt time.Time
+	// ListedAt orders the game in its players' index rows (PlayerGames,
+	// newest first): while the game is active, the time it was created or,
+	// once it started (its second seat taken: a join, an accepted invite,
+	// a reserved rematch taken) or its players changed, the time of that
+	// write, so a move, a presence change or a timer's write leaves the
+	// stores' index rows as they were (issue 22); once finished, the time
+	// of each write (UpdatedAt), so the finished list is newest UpdatedAt
+	// first. The active list is ordered by UpdatedAt from the games
+	// themselves (MyGames), not by this.
+	ListedAt time.Time
 	// Summary is the service's encoding of the game's summary (opaque to
 	// stores, a few hundred bytes), returned by the queries so a page is
 	// built without reading each game.
@@ -39,8 +49,10 @@ type GameIndex struct {
 type IndexEntry struct {
 	GameID    string
 	CreatedAt time.Time
-	UpdatedAt time.Time
-	Summary   []byte
+	// SortedAt is the time the list orders the entry by: the index's
+	// ListedAt in PlayerGames, its CreatedAt in Lobby.
+	SortedAt time.Time
+	Summary  []byte
 }
 
 // ErrBadCursor is returned for a cursor that no query of this kind gave.
@@ -51,11 +63,12 @@ var ErrBadCursor = errors.New("invalid cursor")
 // eventually consistent), never by more.
 type GameLister interface {
 	// PlayerGames lists playerID's games (either seat) that are finished
-	// or active as asked, newest UpdatedAt first (ties: greater GameID
+	// or active as asked, newest ListedAt first (ties: greater GameID
 	// first), at most limit (1-100), after cursor ("" from the top). next
 	// is "" on the last page. Paging is complete and without repeats for
-	// the games that are not written while it runs, however many games
-	// are created meanwhile (they sort before the cursor).
+	// the games whose ListedAt does not change while it runs (moves leave
+	// it alone), however many games are created meanwhile (they sort
+	// before the cursor).
 	PlayerGames(ctx context.Context, playerID string, finished bool, limit int, cursor string) (entries []IndexEntry, next string, err error)
 	// Lobby lists the games listed in room, oldest CreatedAt first (ties:
 	// smaller GameID first), at most limit (1-100), after cursor.

@@ -216,7 +216,7 @@ func (s *Service) insert(ctx context.Context, id string, newGame func(id string)
 		if err != nil {
 			return nil, err
 		}
-		rec, err := s.record(st)
+		rec, err := s.record(st, loaded{})
 		if err != nil {
 			return nil, err
 		}
@@ -270,8 +270,9 @@ func (s *Service) decode(rec GameRecord) (*game.State, error) {
 	return st, nil
 }
 
-// record builds the stored record of a state.
-func (s *Service) record(st *game.State) (GameRecord, error) {
+// record builds the stored record of a state; prev is the version it
+// replaces (the zero loaded for a new game: indexOf).
+func (s *Service) record(st *game.State, prev loaded) (GameRecord, error) {
 	rec := GameRecord{GameID: st.GameID, Version: st.Version, StateVersion: st.StateVersion, State: storedgame.Encode(st)}
 	// The stored deadline is the game's timer (on an AI's turn, its
 	// watchdog's next look), so timers re-armed from the store after a
@@ -282,7 +283,7 @@ func (s *Service) record(st *game.State) (GameRecord, error) {
 	if st.Phase == game.PhaseFinished {
 		rec.ExpiresAt = s.now().Add(s.cfg.FinishedTTL)
 	}
-	index, err := s.indexOf(st)
+	index, err := s.indexOf(st, prev)
 	if err != nil {
 		return GameRecord{}, err
 	}
@@ -293,7 +294,7 @@ func (s *Service) record(st *game.State) (GameRecord, error) {
 // write stores next over the loaded version and runs the effects of the
 // commit. It returns ErrVersionConflict if another writer won.
 func (s *Service) write(ctx context.Context, prev loaded, next *game.State, events []game.Event) error {
-	rec, err := s.record(next)
+	rec, err := s.record(next, prev)
 	if err != nil {
 		return err
 	}

@@ -75,6 +75,9 @@ func (e *requestError) key() string {
 type httpAPI struct {
 	base   string
 	client *http.Client
+	// answersWithoutMoves sends moves with ?moves=false: the answer is the
+	// view without its move list.
+	answersWithoutMoves bool
 }
 
 // maxAnswer bounds an answer read (a view of a very long game is under
@@ -193,7 +196,11 @@ func (h *httpAPI) move(ctx context.Context, id, token, uci string) (*view, excha
 		Game view `json:"game"`
 	}
 	body := map[string]any{"type": "move", "payload": map[string]any{"uci": uci}}
-	x, err := h.do(ctx, "move", "POST", "/v1/games/"+id+"/actions", token, body, &ans)
+	path := "/v1/games/" + id + "/actions"
+	if h.answersWithoutMoves {
+		path += "?moves=false"
+	}
+	x, err := h.do(ctx, "move", "POST", path, token, body, &ans)
 	if err != nil {
 		return nil, x, err
 	}

@@ -107,6 +107,14 @@ type Config struct {
 	// HTTPClient sends the requests (default: keep-alive pool sized for
 	// the run, 30 s timeout, which outlasts the server's 20 s long poll).
 	HTTPClient *http.Client
+	// NoGzip refuses gzip-encoded answers (the default client accepts
+	// them, as the HTTP stacks of phones do); it applies to the default
+	// client only.
+	NoGzip bool
+	// AnswersWithoutMoves sends the moves with ?moves=false: the mover's
+	// answer leaves the move list out, as a client that follows the game
+	// by deltas (and so holds the list) would ask.
+	AnswersWithoutMoves bool
 }
 
 func (c *Config) check() error {
@@ -181,8 +189,9 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	client := cfg.HTTPClient
 	if client == nil {
 		client = newHTTPClient(cfg.Games * len(cfg.Modes) * 2)
+		client.Transport.(*http.Transport).DisableCompression = cfg.NoGzip
 	}
-	h := &httpAPI{base: strings.TrimRight(cfg.BaseURL, "/"), client: client}
+	h := &httpAPI{base: strings.TrimRight(cfg.BaseURL, "/"), client: client, answersWithoutMoves: cfg.AnswersWithoutMoves}
 	if err := h.health(ctx); err != nil {
 		return nil, fmt.Errorf("server not reachable at %s: %w", cfg.BaseURL, err)
 	}

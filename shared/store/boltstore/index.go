@@ -16,7 +16,7 @@ import (
 // transaction that writes the record (apply), so a query never sees the
 // index disagree with a committed record.
 //
-//	index.players  lp(player) | status ('a' or 'f') | sortKey(updatedAt, game)
+//	index.players  lp(player) | status ('a' or 'f') | sortKey(listedAt, game)
 //	index.lobby    lp(room) | sortKey(createdAt, game)
 //
 // lp(s) is s prefixed with its length as a uvarint, so one player's (or
@@ -55,12 +55,12 @@ func indexKeys(gameID string, ix service.GameIndex) []indexKey {
 		return nil
 	}
 	var keys []indexKey
-	updated := rules.SortKey(ix.UpdatedAt, gameID)
+	listed := rules.SortKey(ix.ListedAt, gameID)
 	for i, p := range ix.Players {
 		if p == "" || (i == 1 && p == ix.Players[0]) {
 			continue
 		}
-		keys = append(keys, indexKey{playersIndexBucket, string(playerPrefix(p, ix.Finished)) + updated})
+		keys = append(keys, indexKey{playersIndexBucket, string(playerPrefix(p, ix.Finished)) + listed})
 	}
 	if ix.LobbyRoom != "" {
 		keys = append(keys, indexKey{lobbyIndexBucket, string(lobbyPrefix(ix.LobbyRoom)) + rules.SortKey(ix.CreatedAt, gameID)})
@@ -118,7 +118,7 @@ func deleteIndexKeys(tx *bolt.Tx, keys []indexKey) error {
 	return nil
 }
 
-// PlayerGames lists playerID's finished or active games, newest UpdatedAt
+// PlayerGames lists playerID's finished or active games, newest ListedAt
 // first (ties: greater game id first), at most limit, after cursor.
 func (s *Store) PlayerGames(ctx context.Context, playerID string, finished bool, limit int, cursor string) ([]service.IndexEntry, string, error) {
 	if err := rules.ValidateQuery("player id", playerID, limit); err != nil {
@@ -194,7 +194,7 @@ func (s *Store) listIndex(ctx context.Context, bucket, prefix []byte, kind byte,
 				next = rules.EncodeCursor(kind, lastSortKey)
 				break
 			}
-			_, gameID, err := rules.ParseSortKey(sortKey)
+			sorted, gameID, err := rules.ParseSortKey(sortKey)
 			if err != nil {
 				return fmt.Errorf("%w: index key: %v", errCorrupt, err)
 			}
@@ -209,7 +209,7 @@ func (s *Store) listIndex(ctx context.Context, bucket, prefix []byte, kind byte,
 			entries = append(entries, service.IndexEntry{
 				GameID:    gameID,
 				CreatedAt: h.index.CreatedAt,
-				UpdatedAt: h.index.UpdatedAt,
+				SortedAt:  rules.Millis(sorted),
 				Summary:   bytes.Clone(h.index.Summary),
 			})
 			lastSortKey = sortKey

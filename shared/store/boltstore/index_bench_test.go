@@ -33,7 +33,7 @@ func seedIndex(b *testing.B) *storeHandle {
 				at := base.Add(time.Duration(i) * time.Second)
 				rec := service.GameRecord{
 					GameID: fmt.Sprintf("bench-%04d", i), Version: 1, StateVersion: 1, State: make([]byte, benchState),
-					Index: service.GameIndex{Players: [2]string{"host", ""}, LobbyRoom: "free", CreatedAt: at, UpdatedAt: at, Summary: summary},
+					Index: service.GameIndex{Players: [2]string{"host", ""}, LobbyRoom: "free", CreatedAt: at, UpdatedAt: at, ListedAt: at, Summary: summary},
 				}
 				if err := s.Create(ctx, rec); err != nil {
 					b.Error(err)

@@ -13,7 +13,7 @@ import (
 
 func listedRecord(id, player, room string, finished bool, at time.Time, expires time.Time) service.GameRecord {
 	return service.GameRecord{GameID: id, Version: 1, StateVersion: 1, ExpiresAt: expires, Index: service.GameIndex{
-		Players: [2]string{player, ""}, Finished: finished, LobbyRoom: room, CreatedAt: at, UpdatedAt: at, Summary: []byte(id),
+		Players: [2]string{player, ""}, Finished: finished, LobbyRoom: room, CreatedAt: at, UpdatedAt: at, ListedAt: at, Summary: []byte(id),
 	}}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"chessapi/shared/service"
 	"chessapi/shared/store/internal/rules"
+	"chessapi/shared/store/internal/statezstd"
 )
 
 // A record is stored under its game id as:
@@ -17,7 +18,7 @@ import (
 //	byte     format (formatV1)
 //	varint   version
 //	varint   stateVersion
-//	byte     flags: hasDeadline | hasExpiry | hasIndex | hasArmed
+//	byte     flags: hasDeadline | hasExpiry | hasIndex | hasArmed | stateZstd | hasListed
 //	varint   deadline, epoch milliseconds rounded up   (if hasDeadline)
 //	varint   expiresAt, epoch seconds rounded up       (if hasExpiry)
 //	varint   armedAt, epoch milliseconds rounded up    (if hasArmed)
@@ -25,8 +26,9 @@ import (
 //	  byte     finished (0 or 1)
 //	  varint   createdAt, epoch milliseconds
 //	  varint   updatedAt, epoch milliseconds
+//	  varint   listedAt, epoch milliseconds                (if hasListed)
 //	  4 × (uvarint length, bytes): white player, black player, lobby room, summary
-//	...      state: the rest of the value
+//	...      state: the rest of the value (Zstandard-compressed if stateZstd)
 //
 // The header comes first so the deadline scan can skip the state. The
 // rounding is the DynamoDB store's, so both stores return the same records.
@@ -36,7 +38,12 @@ import (
 // existed read as before, and a binary that predates the flag refuses a
 // record with it as corrupt rather than misreading it; the same holds for
 // hasArmed (the timer's armed instant, which comes after the expiry so
-// that older records read as before).
+// that older records read as before), stateZstd (a state past
+// statezstd.Above is kept compressed: a record of a long game with its
+// stream deltas spans several pages, and bbolt writes every page a record
+// spans on each commit) and hasListed (the index's ListedAt: a record
+// written before it read its index keys from updatedAt, so that is its
+// ListedAt, and its keys stay where they are).
 const formatV1 = 1
 
 const (
@@ -44,7 +51,9 @@ const (
 	hasExpiry
 	hasIndex
 	hasArmed
-	knownFlags = hasDeadline | hasExpiry | hasIndex | hasArmed
+	stateZstd
+	hasListed
+	knownFlags = hasDeadline | hasExpiry | hasIndex | hasArmed | stateZstd | hasListed
 )
 
 // maxHeader bounds the encoded header without the index: format, five
@@ -52,14 +61,15 @@ const (
 const maxHeader = 1 + 5*binary.MaxVarintLen64 + 1
 
 // maxIndexHeader bounds the encoded index without its strings: the
-// finished byte, two varints, four lengths.
-const maxIndexHeader = 1 + 2*binary.MaxVarintLen64 + 4*binary.MaxVarintLen64
+// finished byte, three varints, four lengths.
+const maxIndexHeader = 1 + 3*binary.MaxVarintLen64 + 4*binary.MaxVarintLen64
 
 // encodeRecord encodes a record whose index passed rules.ValidateIndex.
 func encodeRecord(rec service.GameRecord) []byte {
 	ix := rec.Index
 	indexed := !rules.IsZero(ix)
-	size := maxHeader + len(rec.State)
+	state, packed := statezstd.Compress(rec.State)
+	size := maxHeader + len(state)
 	if indexed {
 		size += maxIndexHeader + len(ix.Players[0]) + len(ix.Players[1]) + len(ix.LobbyRoom) + len(ix.Summary)
 	}
@@ -75,10 +85,13 @@ func encodeRecord(rec service.GameRecord) []byte {
 		flags |= hasExpiry
 	}
 	if indexed {
-		flags |= hasIndex
+		flags |= hasIndex | hasListed
 	}
 	if !rec.ArmedAt.IsZero() {
 		flags |= hasArmed
+	}
+	if packed {
+		flags |= stateZstd
 	}
 	buf = append(buf, flags)
 	if flags&hasDeadline != 0 {
@@ -98,12 +111,13 @@ func encodeRecord(rec service.GameRecord) []byte {
 		buf = append(buf, finished)
 		buf = binary.AppendVarint(buf, ix.CreatedAt.UnixMilli())
 		buf = binary.AppendVarint(buf, ix.UpdatedAt.UnixMilli())
+		buf = binary.AppendVarint(buf, ix.ListedAt.UnixMilli())
 		for _, field := range [][]byte{[]byte(ix.Players[0]), []byte(ix.Players[1]), []byte(ix.LobbyRoom), ix.Summary} {
 			buf = binary.AppendUvarint(buf, uint64(len(field)))
 			buf = append(buf, field...)
 		}
 	}
-	return append(buf, rec.State...)
+	return append(buf, state...)
 }
 
 // header is the decoded front of a record.
@@ -116,7 +130,8 @@ type header struct {
 	// index is the record's game index; its Summary aliases the value
 	// (copy it before the transaction ends).
 	index       service.GameIndex
-	stateOffset int // where the state starts in the value
+	stateOffset int  // where the state starts in the value
+	stateZstd   bool // the state is compressed
 }
 
 // errCorrupt is wrapped by every decoding error.
@@ -176,12 +191,16 @@ func decodeHeader(value []byte) (header, error) {
 		}
 		h.expiresAt = time.Unix(s, 0).UTC()
 	}
+	h.stateZstd = flags&stateZstd != 0
 	if flags&hasArmed != 0 {
 		ms, err := next("armedAt")
 		if err != nil {
 			return h, err
 		}
 		h.armedAt = time.UnixMilli(ms).UTC()
+	}
+	if flags&hasListed != 0 && flags&hasIndex == 0 {
+		return h, fmt.Errorf("%w: listedAt flag without an index", errCorrupt)
 	}
 	if flags&hasIndex != 0 {
 		if pos >= len(value) {
@@ -195,10 +214,17 @@ func decodeHeader(value []byte) (header, error) {
 			return h, fmt.Errorf("%w: index finished flag %d", errCorrupt, value[pos])
 		}
 		pos++
-		for _, f := range []struct {
+		times := []struct {
 			name string
 			t    *time.Time
-		}{{"index createdAt", &h.index.CreatedAt}, {"index updatedAt", &h.index.UpdatedAt}} {
+		}{{"index createdAt", &h.index.CreatedAt}, {"index updatedAt", &h.index.UpdatedAt}}
+		if flags&hasListed != 0 {
+			times = append(times, struct {
+				name string
+				t    *time.Time
+			}{"index listedAt", &h.index.ListedAt})
+		}
+		for _, f := range times {
 			ms, err := next(f.name)
 			if err != nil {
 				return h, err
@@ -217,6 +243,9 @@ func decodeHeader(value []byte) (header, error) {
 			pos += size
 			fields[i] = value[pos : pos+int(n)]
 			pos += int(n)
+		}
+		if flags&hasListed == 0 {
+			h.index.ListedAt = h.index.UpdatedAt // what its index keys were made of
 		}
 		h.index.Players = [2]string{string(fields[0]), string(fields[1])}
 		h.index.LobbyRoom = string(fields[2])
@@ -245,7 +274,13 @@ func decodeRecord(id string, value []byte) (service.GameRecord, error) {
 		Index:        h.index,
 	}
 	rec.Index.Summary = bytes.Clone(h.index.Summary)
-	if state := value[h.stateOffset:]; len(state) > 0 {
+	switch state := value[h.stateOffset:]; {
+	case h.stateZstd:
+		// A new slice: nothing of bbolt's memory is kept.
+		if rec.State, err = statezstd.Decompress(state); err != nil {
+			return service.GameRecord{}, fmt.Errorf("%w: state: %w", errCorrupt, err)
+		}
+	case len(state) > 0:
 		rec.State = append([]byte(nil), state...)
 	}
 	return rec, nil

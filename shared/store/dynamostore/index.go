@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -21,20 +20,37 @@ import (
 //
 //	idxW        S  "<white player>#a" or "#f" (active, finished)   byWhite's partition key
 //	idxB        S  the same for the black seat                     byBlack's partition key
-//	idxUpdated  S  rules.SortKey(updatedAt, gameId)                byWhite's and byBlack's sort key
+//	idxUpdated  S  rules.SortKey(listedAt, gameId)                 byWhite's and byBlack's sort key
 //	idxLobby    S  the room whose lobby lists the game              lobby's partition key
 //	idxCreated  S  rules.SortKey(createdAt, gameId)                lobby's sort key
-//	createdAt   N  epoch milliseconds
-//	updatedAt   N  epoch milliseconds
+//	createdAt   N  epoch milliseconds                               projected
+//	listedAt    N  epoch milliseconds (GameIndex.ListedAt)
+//	writtenAt   N  epoch milliseconds (GameIndex.UpdatedAt)
 //	finished    N  1 when the game is finished (absent otherwise)
-//	summary     B  the service's summary (absent when empty)
+//	summary     B  the service's summary (absent when empty)       projected
 //
 // idxW, idxB and idxUpdated are written only for a seat with a player,
 // idxLobby and idxCreated only while the game is listed, the rest whenever
 // the record has an index: an item enters an index only with both of its
 // keys, so each index holds just the games it lists. The indexes project
-// the table key, their own keys and createdAt, updatedAt and summary —
-// what an IndexEntry needs — never the state.
+// the table key, their own keys, createdAt and summary — what an
+// IndexEntry needs — and updatedAt (below), never the state.
+//
+// Everything an index holds of an item is the same between two versions
+// unless the game started, ended or changed players (ListedAt, the status,
+// the summary change only then), so DynamoDB writes no index entry for a
+// move: an update that changes neither an index's keys nor an attribute it
+// projects costs that index nothing (docs/storage.md). That is why the
+// time of the write is writtenAt, which no index projects. Items written
+// before issue 22 hold it as updatedAt instead, which the indexes project
+// and which is read when writtenAt is absent; their sort key then held
+// updatedAt, read back as their ListedAt, so the service keeps their place
+// in the lists (service.GameIndex.ListedAt) and their next write only
+// drops updatedAt (one update of each entry, once). The attribute keeps
+// the name idxUpdated, and updatedAt its place in the projection, because
+// DynamoDB cannot change an existing index's key schema or projection
+// (UpdateTable's GlobalSecondaryIndexUpdate updates only throughput):
+// renaming would mean new indexes.
 const (
 	attrIdxWhite   = "idxW"
 	attrIdxBlack   = "idxB"
@@ -42,9 +58,13 @@ const (
 	attrIdxUpdated = "idxUpdated"
 	attrIdxCreated = "idxCreated"
 	attrCreatedAt  = "createdAt"
-	attrUpdatedAt  = "updatedAt"
-	attrFinished   = "finished"
-	attrSummary    = "summary"
+	attrListedAt   = "listedAt"
+	attrWrittenAt  = "writtenAt"
+	// attrUpdatedAt is the time of the write on items written before
+	// writtenAt (projected by the indexes, so no longer written).
+	attrUpdatedAt = "updatedAt"
+	attrFinished  = "finished"
+	attrSummary   = "summary"
 )
 
 // The games table's global secondary indexes.
@@ -95,7 +115,8 @@ func encodeIndex(item map[string]types.AttributeValue, gameID string, ix service
 		return
 	}
 	item[attrCreatedAt] = number(ix.CreatedAt.UnixMilli())
-	item[attrUpdatedAt] = number(ix.UpdatedAt.UnixMilli())
+	item[attrListedAt] = number(ix.ListedAt.UnixMilli())
+	item[attrWrittenAt] = number(ix.UpdatedAt.UnixMilli())
 	if ix.Finished {
 		item[attrFinished] = number(1)
 	}
@@ -109,7 +130,7 @@ func encodeIndex(item map[string]types.AttributeValue, gameID string, ix service
 		item[attrIdxBlack] = &types.AttributeValueMemberS{Value: playerPartition(ix.Players[1], ix.Finished)}
 	}
 	if ix.Players[0] != "" || ix.Players[1] != "" {
-		item[attrIdxUpdated] = &types.AttributeValueMemberS{Value: rules.SortKey(ix.UpdatedAt, gameID)}
+		item[attrIdxUpdated] = &types.AttributeValueMemberS{Value: rules.SortKey(ix.ListedAt, gameID)}
 	}
 	if ix.LobbyRoom != "" {
 		item[attrIdxLobby] = &types.AttributeValueMemberS{Value: ix.LobbyRoom}
@@ -118,41 +139,62 @@ func encodeIndex(item map[string]types.AttributeValue, gameID string, ix service
 }
 
 // decodeIndex reads a game item's index back (the zero index when the
-// item has none). The sort keys are derived data and not read.
+// item has none). The sort keys are derived data and not read, but for
+// the ListedAt of an item written before listedAt existed (its sort key's
+// time, or its updatedAt when it had none).
 func decodeIndex(item map[string]types.AttributeValue) (service.GameIndex, error) {
 	var ix service.GameIndex
 	fail := func(attr, reason string) (service.GameIndex, error) {
 		return service.GameIndex{}, &ItemError{Attribute: attr, Reason: reason}
 	}
-	created, hasCreated, err := intAttr(item, attrCreatedAt)
-	if err != nil {
-		return fail(attrCreatedAt, err.Error())
+	times := map[string]int64{}
+	for _, attr := range []string{attrCreatedAt, attrListedAt, attrWrittenAt, attrUpdatedAt} {
+		ms, present, err := intAttr(item, attr)
+		if err != nil {
+			return fail(attr, err.Error())
+		}
+		if !present {
+			continue
+		}
+		if ms < 0 || ms >= 1e13 {
+			return fail(attr, fmt.Sprintf("%d is outside the index's range", ms))
+		}
+		times[attr] = ms
 	}
-	updated, hasUpdated, err := intAttr(item, attrUpdatedAt)
-	if err != nil {
-		return fail(attrUpdatedAt, err.Error())
-	}
-	if !hasCreated && !hasUpdated {
+	if len(times) == 0 {
 		for _, attr := range []string{attrFinished, attrSummary, attrIdxWhite, attrIdxBlack, attrIdxLobby} {
 			if _, found := item[attr]; found {
-				return fail(attr, "present without createdAt and updatedAt")
+				return fail(attr, "present without createdAt and writtenAt")
 			}
 		}
 		return ix, nil
 	}
-	for _, f := range []struct {
-		attr    string
-		ms      int64
-		present bool
-	}{{attrCreatedAt, created, hasCreated}, {attrUpdatedAt, updated, hasUpdated}} {
-		if !f.present {
-			return fail(f.attr, "missing")
-		}
-		if f.ms < 0 || f.ms >= 1e13 {
-			return fail(f.attr, fmt.Sprintf("%d is outside the index's range", f.ms))
+	created, ok := times[attrCreatedAt]
+	if !ok {
+		return fail(attrCreatedAt, "missing")
+	}
+	written, ok := times[attrWrittenAt]
+	if !ok {
+		if written, ok = times[attrUpdatedAt]; !ok { // written before writtenAt
+			return fail(attrWrittenAt, "missing")
 		}
 	}
-	ix.CreatedAt, ix.UpdatedAt = rules.Millis(created), rules.Millis(updated)
+	listed, ok := times[attrListedAt]
+	if !ok { // written before listedAt: what its sort key was made of
+		listed = written
+		if v, found := item[attrIdxUpdated]; found {
+			sk, isString := v.(*types.AttributeValueMemberS)
+			if !isString {
+				return fail(attrIdxUpdated, "not a string")
+			}
+			ms, _, err := rules.ParseSortKey(sk.Value)
+			if err != nil {
+				return fail(attrIdxUpdated, err.Error())
+			}
+			listed = ms
+		}
+	}
+	ix.CreatedAt, ix.UpdatedAt, ix.ListedAt = rules.Millis(created), rules.Millis(written), rules.Millis(listed)
 	finished, present, err := intAttr(item, attrFinished)
 	switch {
 	case err != nil:
@@ -204,7 +246,7 @@ type indexedEntry struct {
 	sortKey string
 }
 
-// PlayerGames lists playerID's finished or active games, newest UpdatedAt
+// PlayerGames lists playerID's finished or active games, newest ListedAt
 // first (ties: greater game id first), at most limit, after cursor. It
 // queries byWhite and byBlack (limit+1 each, newest first, strictly after
 // the cursor's sort key) and merges them: a game's sort key is the same on
@@ -235,8 +277,8 @@ func (s *Store) playerGames(ctx context.Context, playerID string, finished bool,
 		merged = append(merged, found...)
 	}
 	// Newest first. A game on both seats is found twice; while the two
-	// indexes trail a write differently its two sort keys may differ, and
-	// the newer one is kept.
+	// indexes trail a write differently (a start) its two sort keys may
+	// differ, and the newer one is kept.
 	slices.SortFunc(merged, func(a, b indexedEntry) int { return strings.Compare(b.sortKey, a.sortKey) })
 	seen := make(map[string]bool, len(merged))
 	out := merged[:0]
@@ -319,9 +361,9 @@ func (s *Store) queryIndex(ctx context.Context, index, pkAttr, pk, skAttr, after
 		KeyConditionExpression: aws.String(cond),
 		// Name what an entry needs, so a projection widened by someone to
 		// ALL still does not ship the states.
-		ProjectionExpression: aws.String("#id, #sk, #c, #u, #sum"),
+		ProjectionExpression: aws.String("#id, #sk, #c, #sum"),
 		ExpressionAttributeNames: map[string]string{
-			"#pk": pkAttr, "#sk": skAttr, "#id": attrGameID, "#c": attrCreatedAt, "#u": attrUpdatedAt, "#sum": attrSummary,
+			"#pk": pkAttr, "#sk": skAttr, "#id": attrGameID, "#c": attrCreatedAt, "#sum": attrSummary,
 		},
 		ExpressionAttributeValues: values,
 		ScanIndexForward:          aws.Bool(!descending),
@@ -361,19 +403,18 @@ func decodeEntry(item map[string]types.AttributeValue, skAttr string) (indexedEn
 		return e, &ItemError{GameID: e.GameID, Attribute: skAttr, Reason: "missing or not a string in an index entry"}
 	}
 	e.sortKey = sk.Value
-	for _, f := range []struct {
-		attr string
-		t    *time.Time
-	}{{attrCreatedAt, &e.CreatedAt}, {attrUpdatedAt, &e.UpdatedAt}} {
-		ms, present, err := intAttr(item, f.attr)
-		if err == nil && (!present || ms < 0 || ms >= 1e13) {
-			err = fmt.Errorf("missing or out of range in an index entry")
-		}
-		if err != nil {
-			return e, &ItemError{GameID: e.GameID, Attribute: f.attr, Reason: err.Error()}
-		}
-		*f.t = rules.Millis(ms)
+	sorted, _, err := rules.ParseSortKey(sk.Value)
+	if err != nil {
+		return e, &ItemError{GameID: e.GameID, Attribute: skAttr, Reason: err.Error()}
 	}
+	created, present, err := intAttr(item, attrCreatedAt)
+	if err == nil && (!present || created < 0 || created >= 1e13) {
+		err = fmt.Errorf("missing or out of range in an index entry")
+	}
+	if err != nil {
+		return e, &ItemError{GameID: e.GameID, Attribute: attrCreatedAt, Reason: err.Error()}
+	}
+	e.CreatedAt, e.SortedAt = rules.Millis(created), rules.Millis(sorted)
 	if v, found := item[attrSummary]; found {
 		b, ok := v.(*types.AttributeValueMemberB)
 		if !ok {

@@ -36,7 +36,7 @@ func TestRequestsPerCall(t *testing.T) {
 	now := time.Now()
 	created := now.Add(-time.Minute)
 	rec := service.GameRecord{GameID: "counted", Version: 1, StateVersion: 1, State: []byte("s"), Index: service.GameIndex{
-		Players: [2]string{"p1", ""}, LobbyRoom: "free", CreatedAt: created, UpdatedAt: created, Summary: []byte("{}"),
+		Players: [2]string{"p1", ""}, LobbyRoom: "free", CreatedAt: created, UpdatedAt: created, ListedAt: created, Summary: []byte("{}"),
 	}}
 	player := service.PlayerRecord{ID: "p1", Name: "one", Rating: 1000}
 

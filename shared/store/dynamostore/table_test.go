@@ -71,7 +71,7 @@ func TestCreateTableAddsIndexes(t *testing.T) {
 			}
 			at := time.Now()
 			rec := service.GameRecord{GameID: "upgraded", Version: 1, StateVersion: 1, Index: service.GameIndex{
-				Players: [2]string{"p", ""}, LobbyRoom: "free", CreatedAt: at, UpdatedAt: at,
+				Players: [2]string{"p", ""}, LobbyRoom: "free", CreatedAt: at, UpdatedAt: at, ListedAt: at,
 			}}
 			if err := s.Create(ctx, rec); err != nil {
 				t.Fatal(err)

@@ -27,6 +27,9 @@ import (
 //   - An index with a player or a room but without both times is refused
 //     and nothing is written.
 //   - A game with the same player on both seats is listed once.
+//   - A write that keeps a game's ListedAt, status and players (a move)
+//     keeps its place in its players' lists: paging never skips or repeats
+//     it, however often it is written meanwhile.
 //   - next is "" exactly on the last page: a full last page has no next.
 //   - A cursor from the other list, or any string no list gave, is
 //     service.ErrBadCursor; a limit outside 1..100 or an empty player or
@@ -40,6 +43,7 @@ func RunIndex(t *testing.T, newStore func(t *testing.T) (service.Store, service.
 	t.Run("IndexFollowsUpdates", func(t *testing.T) { testIndexFollowsUpdates(t, newStore) })
 	t.Run("PlayerGamesOrderAndTies", func(t *testing.T) { testPlayerGamesOrder(t, newStore) })
 	t.Run("PlayerGamesPagingUnderCreates", func(t *testing.T) { testPagingUnderCreates(t, newStore) })
+	t.Run("PlayerGamesPagingUnderMoves", func(t *testing.T) { testPagingUnderMoves(t, newStore) })
 	t.Run("LobbyOrderAndPaging", func(t *testing.T) { testLobbyOrder(t, newStore) })
 	t.Run("BadCursorAndArguments", func(t *testing.T) { testBadCursor(t, newStore) })
 }
@@ -57,8 +61,9 @@ var indexEpoch = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 func newPlayerID(name string) string { return "p-" + name + "-" + newID() }
 
 // indexed is a record with an index: white and black players (either ""),
-// listed in room (or not), with both times.
-func indexed(id string, white, black, room string, finished bool, created, updated time.Time) service.GameRecord {
+// listed in room (or not), created at created and listed (and last
+// written) at listed.
+func indexed(id string, white, black, room string, finished bool, created, listed time.Time) service.GameRecord {
 	return service.GameRecord{
 		GameID: id, Version: 1, StateVersion: 1, State: []byte("state of " + id),
 		Index: service.GameIndex{
@@ -66,7 +71,8 @@ func indexed(id string, white, black, room string, finished bool, created, updat
 			Finished:  finished,
 			LobbyRoom: room,
 			CreatedAt: created,
-			UpdatedAt: updated,
+			UpdatedAt: listed,
+			ListedAt:  listed,
 			Summary:   []byte(`{"gameId":"` + id + `"}`),
 		},
 	}
@@ -74,11 +80,12 @@ func indexed(id string, white, black, room string, finished bool, created, updat
 
 // storedIndex is what Get and the lists give back for a written index.
 func storedIndex(ix service.GameIndex) service.GameIndex {
-	if ix.Players == [2]string{} && !ix.Finished && ix.LobbyRoom == "" && ix.CreatedAt.IsZero() && ix.UpdatedAt.IsZero() && len(ix.Summary) == 0 {
+	if ix.Players == [2]string{} && !ix.Finished && ix.LobbyRoom == "" && ix.CreatedAt.IsZero() && ix.UpdatedAt.IsZero() && ix.ListedAt.IsZero() && len(ix.Summary) == 0 {
 		return service.GameIndex{}
 	}
 	ix.CreatedAt = ix.CreatedAt.Truncate(time.Millisecond).UTC()
 	ix.UpdatedAt = ix.UpdatedAt.Truncate(time.Millisecond).UTC()
+	ix.ListedAt = ix.ListedAt.Truncate(time.Millisecond).UTC()
 	if len(ix.Summary) == 0 {
 		ix.Summary = nil
 	}
@@ -99,7 +106,7 @@ func indexDiff(got, want service.GameIndex) string {
 	for _, f := range []struct {
 		name      string
 		got, want time.Time
-	}{{"CreatedAt", got.CreatedAt, want.CreatedAt}, {"UpdatedAt", got.UpdatedAt, want.UpdatedAt}} {
+	}{{"CreatedAt", got.CreatedAt, want.CreatedAt}, {"UpdatedAt", got.UpdatedAt, want.UpdatedAt}, {"ListedAt", got.ListedAt, want.ListedAt}} {
 		if !f.got.Equal(f.want) || (!f.got.IsZero() && f.got.Location() != time.UTC) {
 			d = append(d, fmt.Sprintf("%s %v, want %v (UTC)", f.name, f.got, f.want))
 		}
@@ -110,10 +117,16 @@ func indexDiff(got, want service.GameIndex) string {
 	return strings.Join(d, "; ")
 }
 
-// entryOf is the entry a list must give for rec.
-func entryOf(rec service.GameRecord) service.IndexEntry {
+// playerEntryOf is the entry PlayerGames must give for rec (sorted by its
+// ListedAt), lobbyEntryOf the one Lobby must give (by its CreatedAt).
+func playerEntryOf(rec service.GameRecord) service.IndexEntry {
 	ix := storedIndex(rec.Index)
-	return service.IndexEntry{GameID: rec.GameID, CreatedAt: ix.CreatedAt, UpdatedAt: ix.UpdatedAt, Summary: ix.Summary}
+	return service.IndexEntry{GameID: rec.GameID, CreatedAt: ix.CreatedAt, SortedAt: ix.ListedAt, Summary: ix.Summary}
+}
+
+func lobbyEntryOf(rec service.GameRecord) service.IndexEntry {
+	ix := storedIndex(rec.Index)
+	return service.IndexEntry{GameID: rec.GameID, CreatedAt: ix.CreatedAt, SortedAt: ix.CreatedAt, Summary: ix.Summary}
 }
 
 func entriesDiff(got, want []service.IndexEntry) string {
@@ -129,9 +142,9 @@ func entriesDiff(got, want []service.IndexEntry) string {
 	}
 	for i := range got {
 		g, w := got[i], want[i]
-		if !g.CreatedAt.Equal(w.CreatedAt) || !g.UpdatedAt.Equal(w.UpdatedAt) || !bytes.Equal(g.Summary, w.Summary) ||
-			g.CreatedAt.Location() != time.UTC || g.UpdatedAt.Location() != time.UTC {
-			return fmt.Sprintf("entry %d = {%v %v %q}, want {%v %v %q} (UTC)", i, g.CreatedAt, g.UpdatedAt, g.Summary, w.CreatedAt, w.UpdatedAt, w.Summary)
+		if !g.CreatedAt.Equal(w.CreatedAt) || !g.SortedAt.Equal(w.SortedAt) || !bytes.Equal(g.Summary, w.Summary) ||
+			g.CreatedAt.Location() != time.UTC || g.SortedAt.Location() != time.UTC {
+			return fmt.Sprintf("entry %d = {%v %v %q}, want {%v %v %q} (UTC)", i, g.CreatedAt, g.SortedAt, g.Summary, w.CreatedAt, w.SortedAt, w.Summary)
 		}
 	}
 	return ""
@@ -189,7 +202,7 @@ func expectPlayerGames(t *testing.T, l service.GameLister, player string, finish
 	t.Helper()
 	wantEntries := make([]service.IndexEntry, len(want))
 	for i, rec := range want {
-		wantEntries[i] = entryOf(rec)
+		wantEntries[i] = playerEntryOf(rec)
 	}
 	eventually(t, fmt.Sprintf("PlayerGames(%s, finished=%v)", player, finished), func() string {
 		got, _, err := listAll(t, 100, func(limit int, cursor string) ([]service.IndexEntry, string, error) {
@@ -206,7 +219,7 @@ func expectLobby(t *testing.T, l service.GameLister, room string, want ...servic
 	t.Helper()
 	wantEntries := make([]service.IndexEntry, len(want))
 	for i, rec := range want {
-		wantEntries[i] = entryOf(rec)
+		wantEntries[i] = lobbyEntryOf(rec)
 	}
 	eventually(t, fmt.Sprintf("Lobby(%s)", room), func() string {
 		got, _, err := listAll(t, 100, func(limit int, cursor string) ([]service.IndexEntry, string, error) {
@@ -235,11 +248,11 @@ func testIndexRoundTrip(t *testing.T, newStore func(t *testing.T) (service.Store
 		ix   service.GameIndex
 	}{
 		{"zero index", service.GameIndex{}},
-		{"lobby only", service.GameIndex{LobbyRoom: "free", CreatedAt: created, UpdatedAt: created}},
-		{"both seats finished", service.GameIndex{Players: [2]string{white, black}, Finished: true, CreatedAt: created, UpdatedAt: created.Add(time.Hour), Summary: []byte{0, 1, 2, 255}}},
-		{"black only, empty summary", service.GameIndex{Players: [2]string{"", black}, CreatedAt: created, UpdatedAt: created, Summary: []byte{}}},
-		{"ids with separators", service.GameIndex{Players: [2]string{"a#b#f", "#a"}, LobbyRoom: "r#1", CreatedAt: created, UpdatedAt: created}},
-		{"not listed anywhere", service.GameIndex{Finished: true, CreatedAt: time.UnixMilli(0), UpdatedAt: created, Summary: []byte("s")}},
+		{"lobby only", service.GameIndex{LobbyRoom: "free", CreatedAt: created, UpdatedAt: created, ListedAt: created}},
+		{"both seats finished", service.GameIndex{Players: [2]string{white, black}, Finished: true, CreatedAt: created, UpdatedAt: created.Add(time.Hour), ListedAt: created.Add(time.Minute), Summary: []byte{0, 1, 2, 255}}},
+		{"black only, empty summary", service.GameIndex{Players: [2]string{"", black}, CreatedAt: created, UpdatedAt: created.Add(time.Second), ListedAt: created, Summary: []byte{}}},
+		{"ids with separators", service.GameIndex{Players: [2]string{"a#b#f", "#a"}, LobbyRoom: "r#1", CreatedAt: created, UpdatedAt: created, ListedAt: created}},
+		{"not listed anywhere", service.GameIndex{Finished: true, CreatedAt: time.UnixMilli(0), UpdatedAt: created, ListedAt: created, Summary: []byte("s")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -284,9 +297,10 @@ func testIndexRefusesIncomplete(t *testing.T, newStore func(t *testing.T) (servi
 		ix   service.GameIndex
 	}{
 		{"no times", service.GameIndex{Players: [2]string{player, ""}}},
-		{"no updatedAt", service.GameIndex{LobbyRoom: "free", CreatedAt: indexEpoch}},
-		{"before 1970", service.GameIndex{Players: [2]string{player, ""}, CreatedAt: time.Unix(-1, 0), UpdatedAt: indexEpoch}},
-		{"invalid UTF-8 player", service.GameIndex{Players: [2]string{"\xff", ""}, CreatedAt: indexEpoch, UpdatedAt: indexEpoch}},
+		{"no updatedAt", service.GameIndex{LobbyRoom: "free", CreatedAt: indexEpoch, ListedAt: indexEpoch}},
+		{"no listedAt", service.GameIndex{Players: [2]string{player, ""}, CreatedAt: indexEpoch, UpdatedAt: indexEpoch}},
+		{"before 1970", service.GameIndex{Players: [2]string{player, ""}, CreatedAt: time.Unix(-1, 0), UpdatedAt: indexEpoch, ListedAt: indexEpoch}},
+		{"invalid UTF-8 player", service.GameIndex{Players: [2]string{"\xff", ""}, CreatedAt: indexEpoch, UpdatedAt: indexEpoch, ListedAt: indexEpoch}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := baseRecord(t)
@@ -313,7 +327,8 @@ func testIndexRefusesIncomplete(t *testing.T, newStore func(t *testing.T) (servi
 
 // testIndexFollowsUpdates walks one game through its life: waiting in the
 // lobby with its host, joined by a player (leaves the lobby, enters the
-// joiner's list), finished (moves to both players' finished lists).
+// joiner's list, listed at the join), moved (keeps its place), finished
+// (moves to both players' finished lists, listed at its end).
 func testIndexFollowsUpdates(t *testing.T, newStore func(t *testing.T) (service.Store, service.GameLister)) {
 	s, l := newStore(t)
 	host, joiner := newPlayerID("host"), newPlayerID("joiner")
@@ -333,29 +348,31 @@ func testIndexFollowsUpdates(t *testing.T, newStore func(t *testing.T) (service.
 	joined.Index.Players[1] = joiner
 	joined.Index.LobbyRoom = ""
 	joined.Index.UpdatedAt = t0.Add(time.Minute)
+	joined.Index.ListedAt = t0.Add(time.Minute)
 	joined.Index.Summary = []byte("joined")
 	mustUpdate(t, s, joined, 1)
 	expectLobby(t, l, room)
 	expectPlayerGames(t, l, host, false, joined, other)
 	expectPlayerGames(t, l, joiner, false, joined)
 
-	// A move: only UpdatedAt and the summary change; the game moves to the
-	// top of the host's list and stays once.
+	// Moves: only UpdatedAt changes; both games keep their places (the
+	// older game, moved last, stays below) and Get has the new time.
 	moved := joined
 	moved.Version = 3
 	moved.Index.UpdatedAt = t0.Add(2 * time.Minute)
-	moved.Index.Summary = []byte("moved")
 	mustUpdate(t, s, moved, 2)
 	olderMove := other
 	olderMove.Version = 2
-	olderMove.Index.UpdatedAt = t0.Add(90 * time.Second)
+	olderMove.Index.UpdatedAt = t0.Add(150 * time.Second)
 	mustUpdate(t, s, olderMove, 1)
 	expectPlayerGames(t, l, host, false, moved, olderMove)
+	mustGet(t, s, olderMove)
 
 	finished := moved
 	finished.Version = 4
 	finished.Index.Finished = true
 	finished.Index.UpdatedAt = t0.Add(3 * time.Minute)
+	finished.Index.ListedAt = t0.Add(3 * time.Minute)
 	finished.Index.Summary = []byte("finished")
 	finished.ExpiresAt = t0.Add(30 * 24 * time.Hour)
 	mustUpdate(t, s, finished, 3)
@@ -379,14 +396,14 @@ func testIndexFollowsUpdates(t *testing.T, newStore func(t *testing.T) (service.
 }
 
 // testPlayerGamesOrder lists a player's games on either seat, with equal
-// UpdatedAt among them, in pages of every size.
+// ListedAt among them, in pages of every size.
 func testPlayerGamesOrder(t *testing.T, newStore func(t *testing.T) (service.Store, service.GameLister)) {
 	s, l := newStore(t)
 	me, them := newPlayerID("me"), newPlayerID("them")
 	var mine []service.GameRecord
 	base := newID()
 	for i := range 23 {
-		// Four games share each UpdatedAt (ties broken by game id, which
+		// Four games share each ListedAt (ties broken by game id, which
 		// the ids' suffix orders against creation order), the seat
 		// alternates, and one game has me on both seats.
 		id := fmt.Sprintf("%s-%c", base, 'z'-i%26)
@@ -410,7 +427,7 @@ func testPlayerGamesOrder(t *testing.T, newStore func(t *testing.T) (service.Sto
 
 	want := slices.Clone(mine)
 	slices.SortFunc(want, func(a, b service.GameRecord) int {
-		if c := b.Index.UpdatedAt.Compare(a.Index.UpdatedAt); c != 0 {
+		if c := b.Index.ListedAt.Compare(a.Index.ListedAt); c != 0 {
 			return c
 		}
 		return strings.Compare(b.GameID, a.GameID)
@@ -418,7 +435,7 @@ func testPlayerGamesOrder(t *testing.T, newStore func(t *testing.T) (service.Sto
 	expectPlayerGames(t, l, me, false, want...)
 	wantEntries := make([]service.IndexEntry, len(want))
 	for i, rec := range want {
-		wantEntries[i] = entryOf(rec)
+		wantEntries[i] = playerEntryOf(rec)
 	}
 	for _, limit := range []int{1, 2, 3, 5, 22, 23, 24, 100} {
 		got, pages, err := listAll(t, limit, func(limit int, cursor string) ([]service.IndexEntry, string, error) {
@@ -441,7 +458,7 @@ func testPlayerGamesOrder(t *testing.T, newStore func(t *testing.T) (service.Sto
 // game that existed before paging began is listed exactly once, nothing is
 // listed twice, and the pages follow each other in order. Half the writers
 // create games that sort into the part of the list not yet paged (an
-// older UpdatedAt, as from a writer whose clock is behind).
+// older ListedAt, as from a writer whose clock is behind).
 func testPagingUnderCreates(t *testing.T, newStore func(t *testing.T) (service.Store, service.GameLister)) {
 	const (
 		existing = 40
@@ -466,7 +483,7 @@ func testPagingUnderCreates(t *testing.T, newStore func(t *testing.T) (service.S
 		before = append(before, rec)
 	}
 	slices.SortFunc(before, func(a, b service.GameRecord) int {
-		if c := b.Index.UpdatedAt.Compare(a.Index.UpdatedAt); c != 0 {
+		if c := b.Index.ListedAt.Compare(a.Index.ListedAt); c != 0 {
 			return c
 		}
 		return strings.Compare(b.GameID, a.GameID)
@@ -543,8 +560,8 @@ func testPagingUnderCreates(t *testing.T, newStore func(t *testing.T) (service.S
 		}
 		if i > 0 {
 			prev := got[i-1]
-			if e.UpdatedAt.After(prev.UpdatedAt) || (e.UpdatedAt.Equal(prev.UpdatedAt) && e.GameID > prev.GameID) {
-				t.Errorf("entry %d (%s at %v) sorts before entry %d (%s at %v)", i, e.GameID, e.UpdatedAt, i-1, prev.GameID, prev.UpdatedAt)
+			if e.SortedAt.After(prev.SortedAt) || (e.SortedAt.Equal(prev.SortedAt) && e.GameID > prev.GameID) {
+				t.Errorf("entry %d (%s at %v) sorts before entry %d (%s at %v)", i, e.GameID, e.SortedAt, i-1, prev.GameID, prev.SortedAt)
 			}
 		}
 	}
@@ -554,6 +571,159 @@ func testPagingUnderCreates(t *testing.T, newStore func(t *testing.T) (service.S
 		}
 	}
 	t.Logf("paged %d entries (%d there before), %d created during the paging", len(got), existing, writers*perWrite)
+}
+
+// testPagingUnderMoves pages through a player's active games while every
+// one of them is written again (a move: a later UpdatedAt, the same
+// ListedAt, status, players and summary) between every two pages, by
+// concurrent writers: every game is listed exactly once, in the order of
+// the first page, and Get has each game's last write. This is what the
+// service's active list stands on: it gathers every active entry's id
+// while the games are being played, and orders them by the games' own
+// UpdatedAt (service.MyGames). Then the finished list, which the service
+// gives in the index's order with ListedAt set to each write's time: a
+// game written after its end (a rematch link) comes first, and every
+// entry's SortedAt is its game's last write, never increasing.
+func testPagingUnderMoves(t *testing.T, newStore func(t *testing.T) (service.Store, service.GameLister)) {
+	const (
+		games    = 30
+		pageSize = 4
+		writers  = 6
+	)
+	s, l := newStore(t)
+	me, them := newPlayerID("mover"), newPlayerID("them")
+	recs := make([]service.GameRecord, games)
+	for i := range recs {
+		// Pairs share a ListedAt; the seat alternates; one game has me on
+		// both seats.
+		white, black := me, them
+		if i%2 == 1 {
+			white, black = them, me
+		}
+		if i == 9 {
+			white = me
+		}
+		recs[i] = indexed(newID(), white, black, "", false, indexEpoch, indexEpoch.Add(time.Duration(i/2)*time.Second))
+		mustCreate(t, s, recs[i])
+	}
+	want := slices.Clone(recs)
+	slices.SortFunc(want, func(a, b service.GameRecord) int {
+		if c := b.Index.ListedAt.Compare(a.Index.ListedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(b.GameID, a.GameID)
+	})
+	expectPlayerGames(t, l, me, false, want...)
+
+	// moveAll writes every game once more, writers at a time, each a
+	// second later than the last write of any.
+	moves := 0
+	moveAll := func() {
+		moves++
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var errs []error
+		for w := range writers {
+			wg.Go(func() {
+				for i := w; i < games; i += writers {
+					next := recs[i]
+					next.Version++
+					next.Index.UpdatedAt = indexEpoch.Add(time.Hour + time.Duration(moves*games+i)*time.Second)
+					next.State = fmt.Appendf(nil, "state of %s after move %d", next.GameID, moves)
+					err := s.Update(ctxFor(t), next, recs[i].Version)
+					mu.Lock()
+					if err != nil {
+						errs = append(errs, fmt.Errorf("Update(%q, %d): %w", next.GameID, recs[i].Version, err))
+					} else {
+						recs[i] = next
+					}
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		for _, err := range errs {
+			t.Fatal(err)
+		}
+	}
+	var got []service.IndexEntry
+	cursor := ""
+	for pages := 0; ; pages++ {
+		page, next, err := l.PlayerGames(ctxFor(t), me, false, pageSize, cursor)
+		if err != nil {
+			t.Fatalf("page %d: %v", pages, err)
+		}
+		got = append(got, page...)
+		if next == "" {
+			break
+		}
+		if pages > 100 {
+			t.Fatal("more than 100 pages")
+		}
+		cursor = next
+		moveAll()
+	}
+	wantEntries := make([]service.IndexEntry, len(want))
+	for i, rec := range want {
+		wantEntries[i] = playerEntryOf(rec)
+	}
+	if d := entriesDiff(got, wantEntries); d != "" {
+		t.Fatalf("paged by %d with every game moved between pages (%d times): %s", pageSize, moves, d)
+	}
+	for _, rec := range recs {
+		mustGet(t, s, rec)
+		got, err := s.Get(ctxFor(t), rec.GameID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := indexDiff(got.Index, storedIndex(rec.Index)); d != "" {
+			t.Fatalf("Get(%q).Index after %d moves: %s", rec.GameID, moves, d)
+		}
+	}
+	expectPlayerGames(t, l, me, false, want...)
+
+	// The games end, the oldest first, each written with ListedAt its
+	// write's time; then the first to end gets its rematch link.
+	var ended []service.GameRecord
+	for i := range recs {
+		next := recs[i]
+		next.Version++
+		next.Index.Finished = true
+		next.Index.UpdatedAt = indexEpoch.Add(2*time.Hour + time.Duration(i)*time.Second)
+		next.Index.ListedAt = next.Index.UpdatedAt
+		mustUpdate(t, s, next, recs[i].Version)
+		recs[i] = next
+		ended = append([]service.GameRecord{next}, ended...) // newest first
+	}
+	expectPlayerGames(t, l, me, true, ended...)
+	expectPlayerGames(t, l, me, false)
+	linked := recs[0]
+	linked.Version++
+	linked.Index.UpdatedAt = indexEpoch.Add(3 * time.Hour)
+	linked.Index.ListedAt = linked.Index.UpdatedAt
+	linked.State = []byte("state of " + linked.GameID + " with its rematch link")
+	mustUpdate(t, s, linked, recs[0].Version)
+	recs[0] = linked
+	ended = append([]service.GameRecord{linked}, ended[:len(ended)-1]...)
+	expectPlayerGames(t, l, me, true, ended...)
+	finished, _, err := listAll(t, 7, func(limit int, cursor string) ([]service.IndexEntry, string, error) {
+		return l.PlayerGames(ctxFor(t), me, true, limit, cursor)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range finished {
+		if i > 0 && e.SortedAt.After(finished[i-1].SortedAt) {
+			t.Errorf("finished entry %d (%s) at %v after entry %d at %v", i, e.GameID, e.SortedAt, i-1, finished[i-1].SortedAt)
+		}
+		got, err := s.Get(ctxFor(t), e.GameID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !e.SortedAt.Equal(got.Index.UpdatedAt) {
+			t.Errorf("finished entry %s sorted at %v; want its last write %v", e.GameID, e.SortedAt, got.Index.UpdatedAt)
+		}
+	}
 }
 
 func testLobbyOrder(t *testing.T, newStore func(t *testing.T) (service.Store, service.GameLister)) {
@@ -583,7 +753,7 @@ func testLobbyOrder(t *testing.T, newStore func(t *testing.T) (service.Store, se
 	expectLobby(t, l, room, want...)
 	wantEntries := make([]service.IndexEntry, len(want))
 	for i, rec := range want {
-		wantEntries[i] = entryOf(rec)
+		wantEntries[i] = lobbyEntryOf(rec)
 	}
 	for _, limit := range []int{1, 4, 16, 17, 18} {
 		got, pages, err := listAll(t, limit, func(limit int, cursor string) ([]service.IndexEntry, string, error) {

@@ -58,7 +58,7 @@ func Status(finished bool) byte {
 // indexed. Records written by code that knows nothing of the index have it.
 func IsZero(ix service.GameIndex) bool {
 	return ix.Players == [2]string{} && !ix.Finished && ix.LobbyRoom == "" &&
-		ix.CreatedAt.IsZero() && ix.UpdatedAt.IsZero() && len(ix.Summary) == 0
+		ix.CreatedAt.IsZero() && ix.UpdatedAt.IsZero() && ix.ListedAt.IsZero() && len(ix.Summary) == 0
 }
 
 // Indexed reports whether ix puts the game in a query: a player's games or
@@ -68,8 +68,8 @@ func Indexed(ix service.GameIndex) bool {
 }
 
 // ValidateIndex checks the index of record gameID. The zero index is valid
-// (nothing is stored); any other needs both times, within the range the
-// sort keys can order, and keys within DynamoDB's limits.
+// (nothing is stored); any other needs its three times, within the range
+// the sort keys can order, and keys within DynamoDB's limits.
 func ValidateIndex(gameID string, ix service.GameIndex) error {
 	if IsZero(ix) {
 		return nil
@@ -77,9 +77,9 @@ func ValidateIndex(gameID string, ix service.GameIndex) error {
 	for _, f := range []struct {
 		name string
 		t    time.Time
-	}{{"Index.CreatedAt", ix.CreatedAt}, {"Index.UpdatedAt", ix.UpdatedAt}} {
+	}{{"Index.CreatedAt", ix.CreatedAt}, {"Index.UpdatedAt", ix.UpdatedAt}, {"Index.ListedAt", ix.ListedAt}} {
 		if f.t.IsZero() {
-			return fmt.Errorf("%s is zero: an index needs both times", f.name)
+			return fmt.Errorf("%s is zero: an index needs its three times", f.name)
 		}
 		if ms := f.t.UnixMilli(); ms < 0 || ms >= maxMillis {
 			return fmt.Errorf("%s %v is outside 1970..2286, which the index cannot order", f.name, f.t)
@@ -112,6 +112,7 @@ func NormalizeIndex(ix service.GameIndex) service.GameIndex {
 	}
 	ix.CreatedAt = Millis(ix.CreatedAt.UnixMilli())
 	ix.UpdatedAt = Millis(ix.UpdatedAt.UnixMilli())
+	ix.ListedAt = Millis(ix.ListedAt.UnixMilli())
 	if len(ix.Summary) == 0 {
 		ix.Summary = nil
 	}

@@ -115,8 +115,8 @@ func TestValidateIndex(t *testing.T) {
 	long := strings.Repeat("x", MaxKeyBytes+1)
 	ok := []service.GameIndex{
 		{},
-		{Players: [2]string{"p", ""}, CreatedAt: at, UpdatedAt: at},
-		{Finished: true, CreatedAt: time.UnixMilli(0), UpdatedAt: at},
+		{Players: [2]string{"p", ""}, CreatedAt: at, UpdatedAt: at, ListedAt: at},
+		{Finished: true, CreatedAt: time.UnixMilli(0), UpdatedAt: at, ListedAt: time.UnixMilli(0)},
 	}
 	for _, ix := range ok {
 		if err := ValidateIndex("g", ix); err != nil {
@@ -124,11 +124,12 @@ func TestValidateIndex(t *testing.T) {
 		}
 	}
 	bad := map[string]service.GameIndex{
-		"CreatedAt":  {Players: [2]string{"p", ""}, UpdatedAt: at},
-		"UpdatedAt":  {LobbyRoom: "r", CreatedAt: at, UpdatedAt: time.UnixMilli(maxMillis)},
-		"Players[0]": {Players: [2]string{long, ""}, CreatedAt: at, UpdatedAt: at},
-		"Players[1]": {Players: [2]string{"", "\xff"}, CreatedAt: at, UpdatedAt: at},
-		"LobbyRoom":  {LobbyRoom: long, CreatedAt: at, UpdatedAt: at},
+		"CreatedAt":  {Players: [2]string{"p", ""}, UpdatedAt: at, ListedAt: at},
+		"UpdatedAt":  {LobbyRoom: "r", CreatedAt: at, UpdatedAt: time.UnixMilli(maxMillis), ListedAt: at},
+		"ListedAt":   {Players: [2]string{"p", ""}, CreatedAt: at, UpdatedAt: at},
+		"Players[0]": {Players: [2]string{long, ""}, CreatedAt: at, UpdatedAt: at, ListedAt: at},
+		"Players[1]": {Players: [2]string{"", "\xff"}, CreatedAt: at, UpdatedAt: at, ListedAt: at},
+		"LobbyRoom":  {LobbyRoom: long, CreatedAt: at, UpdatedAt: at, ListedAt: at},
 		"Summary":    {Summary: []byte("x")},
 	}
 	for field, ix := range bad {
