@@ -51,49 +51,58 @@ type queuePoller struct {
 	fn     invoker
 	counts *counters
 	log    io.Writer
-	wait   time.Duration // long-poll wait of each ReceiveMessage
+	// interval is the pause after a receive that found nothing. The
+	// poller short-polls (WaitTimeSeconds 0): moto_server answers one
+	// request at a time, so a long poll would hold every other call of
+	// the stack (Lambda's pollers long-poll, up to 20 s).
+	interval time.Duration
 
 	mu   sync.Mutex
 	busy bool // a batch received and not yet done
 }
 
-func newQueuePoller(client queueAPI, url, arn string, src queueSource, fn invoker, counts *counters, log io.Writer) *queuePoller {
-	return &queuePoller{client: client, url: url, arn: arn, src: src, fn: fn, counts: counts, log: log, wait: time.Second}
+func newQueuePoller(client queueAPI, url, arn string, src queueSource, fn invoker, counts *counters, log io.Writer, interval time.Duration) *queuePoller {
+	return &queuePoller{client: client, url: url, arn: arn, src: src, fn: fn, counts: counts, log: log, interval: interval}
 }
 
 func (q *queuePoller) run(ctx context.Context) {
 	for ctx.Err() == nil {
-		if err := q.poll(ctx); err != nil && ctx.Err() == nil {
+		got, err := q.poll(ctx)
+		if err != nil && ctx.Err() == nil {
 			fmt.Fprintf(q.log, "emustack: deadline queue: %v\n", err)
-			select {
-			case <-time.After(time.Second):
-			case <-ctx.Done():
-			}
+		}
+		if got && err == nil {
+			continue // more may be visible already
+		}
+		select {
+		case <-time.After(q.interval):
+		case <-ctx.Done():
 		}
 	}
 }
 
-// poll receives one batch (waiting up to q.wait for one) and delivers it.
-func (q *queuePoller) poll(ctx context.Context) error {
+// poll receives one batch, if any is visible, and delivers it; got says
+// whether there was one.
+func (q *queuePoller) poll(ctx context.Context) (got bool, err error) {
 	out, err := q.client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 		QueueUrl:                    aws.String(q.url),
 		MaxNumberOfMessages:         int32(q.src.BatchSize),
-		WaitTimeSeconds:             int32(q.wait / time.Second),
+		WaitTimeSeconds:             0,
 		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll},
 	})
 	q.counts.event("sqs:ESMReceive", 1)
 	if err != nil {
-		return fmt.Errorf("ReceiveMessage: %w", err)
+		return false, fmt.Errorf("ReceiveMessage: %w", err)
 	}
 	if len(out.Messages) == 0 {
-		// Lambda's pollers long-poll an idle queue too (billed; 20 s
-		// waits on AWS, q.wait here).
+		// Lambda's pollers poll an idle queue too (billed; 20 s long
+		// polls on AWS, a short poll every q.interval here).
 		q.counts.event("sqs:ESMReceiveEmpty", 1)
-		return nil
+		return false, nil
 	}
 	q.setBusy(true)
 	defer q.setBusy(false)
-	return q.deliver(ctx, out.Messages)
+	return true, q.deliver(ctx, out.Messages)
 }
 
 func (q *queuePoller) setBusy(b bool) {

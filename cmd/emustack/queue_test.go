@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -97,8 +98,11 @@ func TestQueuePollerDeletesWhatSucceeded(t *testing.T) {
 			fn := &answering{answer: tc.answer}
 			counts := newCounters(func() map[string]int { return nil })
 			p := newQueuePoller(q, "http://127.0.0.1:1/123456789012/chessapi-deadlines", "arn:aws:sqs:us-east-1:123456789012:chessapi-deadlines",
-				queueSource{Function: "TimeoutFunction", BatchSize: 10}, fn, counts, io.Discard)
-			err := p.poll(t.Context())
+				queueSource{Function: "TimeoutFunction", BatchSize: 10}, fn, counts, io.Discard, time.Second)
+			got, err := p.poll(t.Context())
+			if !got {
+				t.Error("poll found no batch")
+			}
 			if (err != nil) != tc.err {
 				t.Fatalf("poll: %v; want an error %v", err, tc.err)
 			}

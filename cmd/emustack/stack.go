@@ -286,7 +286,7 @@ func startStack(ctx context.Context, cfg config) (st *stack, err error) {
 	runner := newScheduleRunner(sched, st.group, spec, st.async, st.counts, cfg.Log, cfg.SchedulePoll)
 	deadlineName, _ := substitute(spec.Deadlines.QueueName, cfg.StackName)
 	st.queue = newQueuePoller(sqs.NewFromConfig(awsCfg), st.deadlines.URL, fmt.Sprintf("arn:%s:sqs:%s:%s:%s", partition, region, accountID, deadlineName),
-		spec.Deadlines, st.pools[spec.Deadlines.Function], st.counts, cfg.Log)
+		spec.Deadlines, st.pools[spec.Deadlines.Function], st.counts, cfg.Log, cfg.SchedulePoll)
 	if st.ws, err = newWSAPI(spec, st.pools, st.counts, cfg.Log, cfg.WSIdle, cfg.WSMax); err != nil {
 		frontLn.Close()
 		awsLn.Close()
