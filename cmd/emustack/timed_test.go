@@ -377,7 +377,7 @@ func TestEmustackTimedGames(t *testing.T) {
 			t.Errorf("%s games: %.3f queue sends a move; want fewer than one (lazy timers)", kind, sends)
 		}
 	}
-	t.Logf("deadline queue: %d SendMessage, %d timers delivered in %d batches; the event source mapping's %d ReceiveMessage (%d of them empty, 1 s waits), %d DeleteMessageBatch",
+	t.Logf("deadline queue: %d SendMessage, %d timers delivered in %d batches; the event source mapping's %d ReceiveMessage (%d of them empty: emustack short-polls every -schedule-poll), %d DeleteMessageBatch",
 		counts.AWSCalls["sqs:SendMessage:DeadlineQueue"], counts.Platform["lambda:QueueRecords"], counts.Platform["lambda:QueueBatches"],
 		counts.Platform["sqs:ESMReceive"], counts.Platform["sqs:ESMReceiveEmpty"], counts.Platform["sqs:ESMDelete"])
 	if counts.Platform["lambda:QueueRecords"] == 0 || counts.Platform["lambda:QueueRecordsFailed"] != 0 {
