@@ -10,7 +10,6 @@ import (
 
 	"chessapi/shared/service"
 	"chessapi/shared/store/internal/rules"
-	"chessapi/shared/store/internal/statezstd"
 )
 
 // A record is stored under its game id as:
@@ -18,7 +17,7 @@ import (
 //	byte     format (formatV1)
 //	varint   version
 //	varint   stateVersion
-//	byte     flags: hasDeadline | hasExpiry | hasIndex | hasArmed | stateZstd | hasListed
+//	byte     flags: hasDeadline | hasExpiry | hasIndex | hasArmed | hasListed
 //	varint   deadline, epoch milliseconds rounded up   (if hasDeadline)
 //	varint   expiresAt, epoch seconds rounded up       (if hasExpiry)
 //	varint   armedAt, epoch milliseconds rounded up    (if hasArmed)
@@ -28,7 +27,7 @@ import (
 //	  varint   updatedAt, epoch milliseconds
 //	  varint   listedAt, epoch milliseconds                (if hasListed)
 //	  4 × (uvarint length, bytes): white player, black player, lobby room, summary
-//	...      state: the rest of the value (Zstandard-compressed if stateZstd)
+//	...      state: the rest of the value
 //
 // The header comes first so the deadline scan can skip the state. The
 // rounding is the DynamoDB store's, so both stores return the same records.
@@ -38,10 +37,7 @@ import (
 // existed read as before, and a binary that predates the flag refuses a
 // record with it as corrupt rather than misreading it; the same holds for
 // hasArmed (the timer's armed instant, which comes after the expiry so
-// that older records read as before), stateZstd (a state past
-// statezstd.Above is kept compressed: a record of a long game with its
-// stream deltas spans several pages, and bbolt writes every page a record
-// spans on each commit) and hasListed (the index's ListedAt: a record
+// that older records read as before) and hasListed (the index's ListedAt: a record
 // written before it read its index keys from updatedAt, so that is its
 // ListedAt, and its keys stay where they are).
 const formatV1 = 1
@@ -51,9 +47,8 @@ const (
 	hasExpiry
 	hasIndex
 	hasArmed
-	stateZstd
 	hasListed
-	knownFlags = hasDeadline | hasExpiry | hasIndex | hasArmed | stateZstd | hasListed
+	knownFlags = hasDeadline | hasExpiry | hasIndex | hasArmed | hasListed
 )
 
 // maxHeader bounds the encoded header without the index: format, five
@@ -68,8 +63,7 @@ const maxIndexHeader = 1 + 3*binary.MaxVarintLen64 + 4*binary.MaxVarintLen64
 func encodeRecord(rec service.GameRecord) []byte {
 	ix := rec.Index
 	indexed := !rules.IsZero(ix)
-	state, packed := statezstd.Compress(rec.State)
-	size := maxHeader + len(state)
+	size := maxHeader + len(rec.State)
 	if indexed {
 		size += maxIndexHeader + len(ix.Players[0]) + len(ix.Players[1]) + len(ix.LobbyRoom) + len(ix.Summary)
 	}
@@ -89,9 +83,6 @@ func encodeRecord(rec service.GameRecord) []byte {
 	}
 	if !rec.ArmedAt.IsZero() {
 		flags |= hasArmed
-	}
-	if packed {
-		flags |= stateZstd
 	}
 	buf = append(buf, flags)
 	if flags&hasDeadline != 0 {
@@ -117,7 +108,7 @@ func encodeRecord(rec service.GameRecord) []byte {
 			buf = append(buf, field...)
 		}
 	}
-	return append(buf, state...)
+	return append(buf, rec.State...)
 }
 
 // header is the decoded front of a record.
@@ -130,8 +121,7 @@ type header struct {
 	// index is the record's game index; its Summary aliases the value
 	// (copy it before the transaction ends).
 	index       service.GameIndex
-	stateOffset int  // where the state starts in the value
-	stateZstd   bool // the state is compressed
+	stateOffset int // where the state starts in the value
 }
 
 // errCorrupt is wrapped by every decoding error.
@@ -191,7 +181,6 @@ func decodeHeader(value []byte) (header, error) {
 		}
 		h.expiresAt = time.Unix(s, 0).UTC()
 	}
-	h.stateZstd = flags&stateZstd != 0
 	if flags&hasArmed != 0 {
 		ms, err := next("armedAt")
 		if err != nil {
@@ -274,13 +263,7 @@ func decodeRecord(id string, value []byte) (service.GameRecord, error) {
 		Index:        h.index,
 	}
 	rec.Index.Summary = bytes.Clone(h.index.Summary)
-	switch state := value[h.stateOffset:]; {
-	case h.stateZstd:
-		// A new slice: nothing of bbolt's memory is kept.
-		if rec.State, err = statezstd.Decompress(state); err != nil {
-			return service.GameRecord{}, fmt.Errorf("%w: state: %w", errCorrupt, err)
-		}
-	case len(state) > 0:
+	if state := value[h.stateOffset:]; len(state) > 0 {
 		rec.State = append([]byte(nil), state...)
 	}
 	return rec, nil

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"testing"
 	"time"
 
@@ -33,8 +32,6 @@ func TestDecodeRejectsCorruptValues(t *testing.T) {
 		{"index time past 2286", append([]byte{formatV1, 2, 2, hasIndex, 0}, binary.AppendVarint(nil, 1e13)...)},
 		{"index string past the end", []byte{formatV1, 2, 2, hasIndex, 0, 2, 2, 5, 'a'}},
 		{"index strings missing", []byte{formatV1, 2, 2, hasIndex, 0, 2, 2, 0, 0}},
-		{"compressed state not zstd", []byte{formatV1, 2, 2, stateZstd, 's', 't', 'a', 't', 'e'}},
-		{"compressed state truncated", compressedRecord()[:20]},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -93,43 +90,6 @@ func TestRecordRoundTrip(t *testing.T) {
 	}
 }
 
-// compressedRecord is the value of a record whose state is compressed.
-func compressedRecord() []byte {
-	return encodeRecord(service.GameRecord{GameID: "g", Version: 9, StateVersion: 3, State: bigState()})
-}
-
-// bigState is a state past statezstd.Above that compresses, as a game's
-// text does.
-func bigState() []byte {
-	var b bytes.Buffer
-	for i := range 200 {
-		fmt.Fprintf(&b, "e2e4 e4 %d\n", i)
-	}
-	return b.Bytes()
-}
-
-// TestLargeStatesAreCompressed: a state past a kilobyte is stored
-// compressed (smaller, flagged) and read back as it was; a small one is
-// stored as it is, as every earlier writer stored it.
-func TestLargeStatesAreCompressed(t *testing.T) {
-	state := bigState()
-	value := compressedRecord()
-	if value[3]&stateZstd == 0 || len(value) >= len(state)/2 {
-		t.Fatalf("a %d-byte state: flags %#x, value %d bytes; want stateZstd and under half", len(state), value[3], len(value))
-	}
-	got, err := decodeRecord("g", value)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got.State, state) || got.Version != 9 || got.StateVersion != 3 {
-		t.Fatalf("decodeRecord = version %d, state version %d, %d state bytes; want 9, 3 and the %d bytes", got.Version, got.StateVersion, len(got.State), len(state))
-	}
-	small := encodeRecord(service.GameRecord{GameID: "g", Version: 1, StateVersion: 1, State: []byte("short state")})
-	if small[3] != 0 || !bytes.HasSuffix(small, []byte("short state")) {
-		t.Errorf("a small state: flags %#x, value %q; want it as it is", small[3], small)
-	}
-}
-
 // FuzzDecodeRecord: arbitrary bytes never panic the decoder, and anything it
 // accepts re-encodes to a value that decodes to the same record.
 func FuzzDecodeRecord(f *testing.F) {
@@ -142,7 +102,6 @@ func FuzzDecodeRecord(f *testing.F) {
 	}}))
 	f.Add(legacyIndexedValue(1, time.UnixMilli(5), time.UnixMilli(6), "w", "b", "s"))
 	f.Add([]byte{})
-	f.Add(compressedRecord())
 	f.Fuzz(func(t *testing.T, value []byte) {
 		rec, err := decodeRecord("g", value)
 		if err != nil {

@@ -1,9 +1,9 @@
-// Package statezstd compresses the stored form of a game for the stores.
-// A game's state is text (storedgame) that Zstandard at its fastest level
-// brings to about a third in tens of microseconds: DynamoDB bills a write
-// by the started kilobyte of the item, and the embedded store writes (and
-// fsyncs) every page a record spans, so both keep a state past Above
-// compressed.
+// Package statezstd compresses the stored form of a game for the DynamoDB
+// store: a game's state is text (storedgame) that Zstandard at its fastest
+// level brings to about a third in tens of microseconds, and DynamoDB bills
+// a write by the started kilobyte of the item. (The embedded store keeps
+// states as they are: there the per-call cost was not repaid;
+// docs/storage.md.)
 package statezstd
 
 import (
