@@ -17,16 +17,20 @@ type Counts struct {
 	Since   time.Time `json:"since"`
 	Seconds float64   `json:"seconds"`
 	// AWSCalls are the requests the functions made to AWS APIs, by
-	// operation: DynamoDB and EventBridge Scheduler through the counting
-	// proxy in front of moto (infra/emulator.CountCalls, the same names as
-	// the as-deployed tests log), Lambda's Invoke API ("lambda:Invoke") and
-	// the WebSocket API's @connections ("execute-api:PostToConnection").
+	// operation: DynamoDB, EventBridge Scheduler and SQS through the
+	// counting proxy in front of moto (infra/emulator.CountCalls, the same
+	// names as the as-deployed tests log; "sqs:SendMessage:DeadlineQueue"
+	// is the part of "AmazonSQS:SendMessage" that armed timers), Lambda's Invoke
+	// API ("lambda:Invoke") and the WebSocket API's @connections
+	// ("execute-api:PostToConnection").
 	AWSCalls map[string]int64 `json:"awsCalls"`
 	// Platform is what the AWS services themselves did, the billed units
 	// that are not API calls of the functions: HTTP API requests (by route
 	// and in all), WebSocket connects, messages in and out and connection
-	// time, schedules that fired, change-stream records and batches,
-	// asynchronous retries and events sent to on-failure destinations.
+	// time, schedules that fired, the deadline queue's event source
+	// mapping (its receives and deletes, batches and records), change-stream
+	// records and batches, asynchronous retries and events sent to
+	// on-failure destinations.
 	Platform map[string]int64 `json:"platform"`
 	// Functions are the invocations by function (logical ID).
 	Functions map[string]FunctionCounts `json:"functions"`

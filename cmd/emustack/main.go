@@ -9,7 +9,8 @@
 // What runs, and what stands in for AWS:
 //
 //   - moto_server for DynamoDB (the games and data tables, the games
-//     table's stream) and EventBridge Scheduler, behind the counting proxy
+//     table's stream), EventBridge Scheduler and SQS (the dead-letter
+//     queues, the deadline queue), behind the counting proxy
 //     of infra/emulator (the same operation names the as-deployed tests
 //     log);
 //   - each function of the template, built as its Makefile target builds
@@ -26,7 +27,9 @@
 //     the template's event source mapping says; Lambda's Invoke API
 //     (asynchronous AI-seat triggers, run with the function's retry
 //     settings); the @connections API posting to the WebSocket clients;
-//     the one-time schedules fired into the timeout function when due.
+//     the one-time schedules fired into the timeout function when due, and
+//     the deadline queue's messages delivered to it in batches once their
+//     delay has passed (its SQS event source mapping).
 //
 // GET /_counts answers the counts so far as JSON (?format=text,
 // ?settle=1 waits until the stream and the asynchronous invocations are

@@ -74,6 +74,19 @@ type streamSource struct {
 	OnFailure  string        // logical ID of the destination queue
 }
 
+// queueSource is the SQS event source mapping of the deadline function
+// on the deadline queue, and the queue as the template declares it.
+type queueSource struct {
+	Function string // logical ID
+	Queue    string // logical ID of the queue
+	// QueueName and DeadLetterName are the queue's and its redrive
+	// target's QueueName (an !Sub of the stack name), as written.
+	QueueName, DeadLetterName any
+	BatchSize                 int
+	Visibility                time.Duration // the queue's VisibilityTimeout
+	MaxReceives               int           // the redrive policy's maxReceiveCount
+}
+
 // stackSpec is what emustack reads from template.yaml.
 type stackSpec struct {
 	StackName    string
@@ -89,6 +102,8 @@ type stackSpec struct {
 	// GroupName is the deadline schedule group's Name as the template
 	// writes it (an !Sub of the stack name).
 	GroupName any
+	// Deadlines is the deadline queue's event source mapping.
+	Deadlines queueSource
 }
 
 // functionByName finds the function an Invoke call or a schedule target
@@ -167,6 +182,20 @@ func specOf(tmpl *deploy.Template, stackName string) (*stackSpec, error) {
 				spec.Sources = append(spec.Sources, src)
 			}
 		}
+	}
+	var queueMappings []queueSource
+	for _, id := range tmpl.ResourcesOfType("AWS::Lambda::EventSourceMapping") {
+		src, ok, err := queueSourceOf(tmpl, id)
+		if err != nil {
+			errs = append(errs, err)
+		} else if ok {
+			queueMappings = append(queueMappings, src)
+		}
+	}
+	if len(queueMappings) != 1 {
+		errs = append(errs, fmt.Errorf("template: %d SQS event source mappings; emustack runs one, the deadline queue's", len(queueMappings)))
+	} else {
+		spec.Deadlines = queueMappings[0]
 	}
 	if groups := tmpl.ResourcesOfType("AWS::Scheduler::ScheduleGroup"); len(groups) != 1 {
 		errs = append(errs, fmt.Errorf("template: %d schedule groups (%v); emustack runs one", len(groups), groups))
@@ -274,6 +303,58 @@ func sourceOf(fn, event string, p map[string]any) (streamSource, error) {
 		return src, fmt.Errorf("template: %s.%s: emustack expects FunctionResponseTypes [ReportBatchItemFailures]", fn, event)
 	}
 	return src, nil
+}
+
+// queueSourceOf reads an AWS::Lambda::EventSourceMapping on an SQS queue
+// of the template (ok false for one on something else).
+func queueSourceOf(tmpl *deploy.Template, id string) (queueSource, bool, error) {
+	p := tmpl.Properties(id)
+	queue := getAttArn(p["EventSourceArn"])
+	if queue == "" || tmpl.Resources[queue]["Type"] != "AWS::SQS::Queue" {
+		return queueSource{}, false, nil
+	}
+	fn, _ := p["FunctionName"].(map[string]any)
+	src := queueSource{Queue: queue, BatchSize: 10}
+	src.Function, _ = fn["Ref"].(string)
+	if _, ok := functionPackages[src.Function]; !ok {
+		return src, false, fmt.Errorf("template: %s: FunctionName %v is not a !Ref to a function", id, p["FunctionName"])
+	}
+	if n, ok := number(p["BatchSize"]); ok {
+		src.BatchSize = n
+	}
+	if types, _ := p["FunctionResponseTypes"].([]any); !slices.Contains(types, any("ReportBatchItemFailures")) {
+		return src, false, fmt.Errorf("template: %s: emustack expects FunctionResponseTypes [ReportBatchItemFailures]", id)
+	}
+	q := tmpl.Properties(queue)
+	src.QueueName = q["QueueName"]
+	vis, ok := number(q["VisibilityTimeout"])
+	if !ok {
+		vis = 30 // SQS's default
+	}
+	src.Visibility = time.Duration(vis) * time.Second
+	redrive, _ := q["RedrivePolicy"].(map[string]any)
+	dlq := getAttArn(redrive["deadLetterTargetArn"])
+	receives, ok := number(redrive["maxReceiveCount"])
+	if dlq == "" || !ok {
+		return src, false, fmt.Errorf("template: %s: emustack expects a RedrivePolicy (deadLetterTargetArn: !GetAtt Queue.Arn, maxReceiveCount)", queue)
+	}
+	src.MaxReceives = receives
+	src.DeadLetterName = tmpl.Properties(dlq)["QueueName"]
+	if src.BatchSize < 1 || src.BatchSize > 10 {
+		return src, false, fmt.Errorf("template: %s: BatchSize %d; emustack receives 1 to 10 at a time (one ReceiveMessage)", id, src.BatchSize)
+	}
+	return src, true, nil
+}
+
+// getAttArn reads !GetAtt Resource.Arn ("" for anything else).
+func getAttArn(v any) string {
+	m, _ := v.(map[string]any)
+	parts, _ := m["Fn::GetAtt"].([]any)
+	if len(parts) == 2 && parts[1] == "Arn" {
+		id, _ := parts[0].(string)
+		return id
+	}
+	return ""
 }
 
 // destinationOf reads OnFailure.Destination: !GetAtt Queue.Arn.

@@ -59,6 +59,13 @@ func TestSpecFromTemplate(t *testing.T) {
 	if move := spec.Functions["MoveFunction"]; move.AsyncRetries != defaultAsyncRetries || move.AsyncFailures != "" {
 		t.Errorf("MoveFunction async config %+v; want Lambda's defaults", move)
 	}
+	d := spec.Deadlines
+	name, _ := substitute(d.QueueName, "chessapi")
+	dlq, _ := substitute(d.DeadLetterName, "chessapi")
+	if d.Function != "TimeoutFunction" || d.Queue != "DeadlineQueue" || name != "chessapi-deadlines" || dlq != "chessapi-deadline-dlq" ||
+		d.BatchSize != 10 || d.Visibility != time.Minute || d.MaxReceives != 5 {
+		t.Errorf("deadline queue source %+v (%s, %s); want TimeoutFunction on chessapi-deadlines, batches of 10, 60 s, 5 receives to chessapi-deadline-dlq", d, name, dlq)
+	}
 	if g, err := substitute(spec.GroupName, "chessapi"); err != nil || g != "chessapi-deadlines" {
 		t.Errorf("schedule group %q, %v; want chessapi-deadlines", g, err)
 	}
@@ -113,7 +120,8 @@ func TestEnvironmentFromTemplate(t *testing.T) {
 	spec := repoSpec(t)
 	st := &stack{cfg: config{StackName: "chessapi", LogLevel: "WARN", AIAPIKeys: "required", AIAPIKey: "k_sample"}, spec: spec,
 		gamesTable: "chessapi-GamesTable", dataTable: "chessapi-DataTable", group: "chessapi-deadlines",
-		deadLetters: lambdafn.SQSQueue{URL: "http://127.0.0.1:3/123456789012/chessapi-fanout-dlq"}, originSecret: "emustack-edge-0123456789abcdef0123456789",
+		deadLetters: lambdafn.SQSQueue{URL: "http://127.0.0.1:3/123456789012/chessapi-fanout-dlq"},
+		deadlines:   lambdafn.SQSQueue{URL: "http://127.0.0.1:3/123456789012/chessapi-deadlines"}, originSecret: "emustack-edge-0123456789abcdef0123456789",
 		push: pushApplications{APNs: "arn:aws:sns:us-east-1:123456789012:app/APNS/chessapi-APNS",
 			APNsSandbox: "arn:aws:sns:us-east-1:123456789012:app/APNS_SANDBOX/chessapi-APNS_SANDBOX",
 			FCM:         "arn:aws:sns:us-east-1:123456789012:app/GCM/chessapi-GCM"}}

@@ -100,6 +100,10 @@ type stack struct {
 	gamesTable, dataTable, group string
 	// deadLetters is the stream consumers' dead-letter queue (moto's SQS).
 	deadLetters lambdafn.SQSQueue
+	// deadlines is the deadline queue (moto's SQS), with its redrive
+	// policy's dead-letter queue; queue feeds it to the deadline function.
+	deadlines, deadlineDLQ lambdafn.SQSQueue
+	queue                  *queuePoller
 	// originSecret is ORIGIN_VERIFY_SECRET: the front adds it to every
 	// request, as the edge does (template.yaml's Edge=on), so the
 	// functions' check runs on every emulated request.
@@ -192,6 +196,9 @@ func startStack(ctx context.Context, cfg config) (st *stack, err error) {
 		return st, fmt.Errorf("CreateQueue: %w", err)
 	}
 	st.deadLetters = lambdafn.SQSQueue{Client: sqs.NewFromConfig(awsCfg), URL: aws.ToString(queue.QueueUrl)}
+	if st.deadlines, st.deadlineDLQ, err = createDeadlineQueue(ctx, sqs.NewFromConfig(awsCfg), spec.Deadlines, cfg.StackName); err != nil {
+		return st, err
+	}
 	sched := scheduler.NewFromConfig(awsCfg)
 	if _, err := sched.CreateScheduleGroup(ctx, &scheduler.CreateScheduleGroupInput{Name: aws.String(st.group)}); err != nil {
 		return st, fmt.Errorf("CreateScheduleGroup %s: %w", st.group, err)
@@ -218,7 +225,7 @@ func startStack(ctx context.Context, cfg config) (st *stack, err error) {
 	if err != nil {
 		return st, err
 	}
-	st.faults = &faults{next: &dataTableGuard{
+	st.faults = &faults{deadlineQueue: st.deadlines.URL, next: &dataTableGuard{
 		next: httputil.NewSingleHostReverseProxy(counted), table: st.dataTable,
 		grants: dataTableGrants(tmpl), counts: st.counts, log: guardLog,
 	}, counts: st.counts}
@@ -277,6 +284,9 @@ func startStack(ctx context.Context, cfg config) (st *stack, err error) {
 	}
 	st.pump = newStreamPump(changes, st.counts, cfg.Log, cfg.StreamPoll, mappings...)
 	runner := newScheduleRunner(sched, st.group, spec, st.async, st.counts, cfg.Log, cfg.SchedulePoll)
+	deadlineName, _ := substitute(spec.Deadlines.QueueName, cfg.StackName)
+	st.queue = newQueuePoller(sqs.NewFromConfig(awsCfg), st.deadlines.URL, fmt.Sprintf("arn:%s:sqs:%s:%s:%s", partition, region, accountID, deadlineName),
+		spec.Deadlines, st.pools[spec.Deadlines.Function], st.counts, cfg.Log, cfg.SchedulePoll)
 	if st.ws, err = newWSAPI(spec, st.pools, st.counts, cfg.Log, cfg.WSIdle, cfg.WSMax); err != nil {
 		frontLn.Close()
 		awsLn.Close()
@@ -302,13 +312,46 @@ func startStack(ctx context.Context, cfg config) (st *stack, err error) {
 	go st.awsServer.Serve(awsLn)
 	go func() {
 		defer close(st.done)
-		loops := make(chan struct{}, 2)
+		loops := make(chan struct{}, 3)
 		go func() { st.pump.run(runCtx); loops <- struct{}{} }()
 		go func() { runner.run(runCtx); loops <- struct{}{} }()
-		<-loops
-		<-loops
+		go func() { st.queue.run(runCtx); loops <- struct{}{} }()
+		for range 3 {
+			<-loops
+		}
 	}()
 	return st, nil
+}
+
+// createDeadlineQueue makes the deadline queue and its dead-letter queue
+// in moto as the template declares them (names, visibility timeout, the
+// redrive policy's receives).
+func createDeadlineQueue(ctx context.Context, client *sqs.Client, src queueSource, stackName string) (queue, dlq lambdafn.SQSQueue, err error) {
+	name, err := substitute(src.QueueName, stackName)
+	if err != nil || name == "" {
+		return queue, dlq, fmt.Errorf("template: %s's QueueName: %v", src.Queue, err)
+	}
+	dlqName, err := substitute(src.DeadLetterName, stackName)
+	if err != nil || dlqName == "" {
+		return queue, dlq, fmt.Errorf("template: %s's dead-letter queue's QueueName: %v", src.Queue, err)
+	}
+	made, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(dlqName)})
+	if err != nil {
+		return queue, dlq, fmt.Errorf("CreateQueue %s: %w", dlqName, err)
+	}
+	dlq = lambdafn.SQSQueue{Client: client, URL: aws.ToString(made.QueueUrl)}
+	redrive, _ := json.Marshal(map[string]string{
+		"deadLetterTargetArn": fmt.Sprintf("arn:%s:sqs:%s:%s:%s", partition, region, accountID, dlqName),
+		"maxReceiveCount":     strconv.Itoa(src.MaxReceives),
+	})
+	made, err = client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: map[string]string{
+		"VisibilityTimeout": strconv.Itoa(int(src.Visibility / time.Second)),
+		"RedrivePolicy":     string(redrive),
+	}})
+	if err != nil {
+		return queue, dlq, fmt.Errorf("CreateQueue %s: %w", name, err)
+	}
+	return lambdafn.SQSQueue{Client: client, URL: aws.ToString(made.QueueUrl)}, dlq, nil
 }
 
 // build returns the bootstrap of each function package (built once, by
@@ -358,6 +401,7 @@ func (st *stack) environment(fn fnSpec, dataEndpoint, awsURL string) (map[string
 		"STREAM_ENDPOINT":    awsURL + "/" + streamStage,
 		"AI_API_KEYS":        st.cfg.AIAPIKeys,
 		"STREAM_DLQ_URL":     st.deadLetters.URL,
+		"DEADLINE_QUEUE_URL": st.deadlines.URL,
 		// The edge's secret (the OriginVerifySecret parameter): the front
 		// adds it to every request as CloudFront does.
 		"ORIGIN_VERIFY_SECRET": st.originSecret,
@@ -413,7 +457,7 @@ func (st *stack) settle(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if n == 0 && st.pump.idle() && st.async.idle() {
+		if n == 0 && st.pump.idle() && st.async.idle() && st.queue.idle() {
 			quiet++
 		} else {
 			quiet = 0

@@ -98,8 +98,8 @@ type timedGame struct {
 // or a human (white) against an easy AI seat.
 func createTimed(c client, kind string) *timedGame {
 	c.t.Helper()
-	tc := map[string]string{"fischer": "1+0", "perMove": "perMove:30", "ai": "1+0"}[kind]
-	body := map[string]any{"options": map[string]any{"timeControl": tc, "colorAssignment": "hostWhite"}}
+	tc := map[string]string{"fischer": "2+0", "perMove": "perMove:30", "ai": "2+0"}[kind]
+	body := map[string]any{"options": map[string]any{"timeControl": tc, "colorAssignment": "hostWhite", "firstMoveSec": 60}}
 	if kind == "ai" {
 		body["opponent"] = map[string]any{"type": "ai", "level": "easy"}
 	}
@@ -137,14 +137,21 @@ func play(c client, tb table, g *timedGame, plies int, think func() time.Duratio
 		uci := pos.UCI(legal[rnd.IntN(len(legal))])
 		if _, err := c.try("POST", "/v1/games/"+g.id+"/actions", token,
 			map[string]any{"type": "move", "expectedVersion": rec.Version, "payload": map[string]any{"uci": uci}}); err != nil {
-			// A Fischer 1+0 clock can run out while a loaded machine
-			// answers slowly: the move is then refused by the game's
-			// due timeout (lazy enforcement), which ended the game
-			// before its stall; anything else is a failure.
-			if _, st := tb.gameSoft(g.id); st != nil && st.Phase == game.PhaseFinished && st.Result != nil && st.Result.Reason == game.ReasonTimeLoss {
+			// A Fischer 2+0 clock can run out while a loaded machine
+			// answers slowly, and so can the first move's 60 s while
+			// the other games are still being created: the move is
+			// then refused by the game's due timeout (lazy
+			// enforcement, or its timer), which ended the game before
+			// its stall; anything else is a failure.
+			_, st := tb.gameSoft(g.id)
+			if st != nil && st.Phase == game.PhaseFinished && st.Result != nil &&
+				(st.Result.Reason == game.ReasonTimeLoss || st.Result.Reason == game.ReasonAborted && len(st.Moves) < 2) {
 				return
 			}
-			g.err = fmt.Errorf("game %s, %s: %w", g.id, uci, err)
+			if st != nil && st.Result != nil {
+				err = fmt.Errorf("%w (the game: %s, %+v, %d moves)", err, st.Phase, *st.Result, len(st.Moves))
+			}
+			g.err = fmt.Errorf("%s game %s, %s: %w", g.kind, g.id, uci, err)
 			return
 		}
 		g.humanMoves++
@@ -161,6 +168,49 @@ func play(c client, tb table, g *timedGame, plies int, think func() time.Duratio
 		time.Sleep(100 * time.Millisecond)
 	}
 	g.err = fmt.Errorf("game %s: the AI never answered the last move", g.id)
+}
+
+// watchStalled watches each game it is handed on stalled until it is
+// finished (the table, every 250 ms), and returns when each was first seen
+// finished: once allPlayed is closed, when every game handed is, or bound
+// after that.
+func watchStalled(tb table, stalled <-chan *timedGame, allPlayed <-chan struct{}, bound time.Duration) map[string]time.Time {
+	seen := map[string]time.Time{}
+	var watching []*timedGame
+	var giveUp time.Time
+	for {
+		for more := true; more; {
+			select {
+			case g := <-stalled:
+				watching = append(watching, g)
+			default:
+				more = false
+			}
+		}
+		if giveUp.IsZero() {
+			select {
+			case <-allPlayed:
+				giveUp = time.Now().Add(bound)
+				continue // take the last stalls first
+			default:
+			}
+		}
+		left := 0
+		for _, g := range watching {
+			if !seen[g.id].IsZero() {
+				continue
+			}
+			if _, s := tb.gameSoft(g.id); s != nil && s.Phase == game.PhaseFinished {
+				seen[g.id] = time.Now()
+			} else {
+				left++
+			}
+		}
+		if !giveUp.IsZero() && (left == 0 || time.Now().After(giveUp)) {
+			return seen
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }
 
 // gameSoft is game without failing the test (for goroutines).
@@ -191,14 +241,18 @@ func (c client) try(method, path, token string, body any) (gameAnswer, error) {
 	return a, nil
 }
 
-// TestEmustackTimedGames: 20 timed games at once — 8 Fischer 1+0 and 8
-// per-move (30 s) between humans, 4 Fischer 1+0 against an AI seat — are
+// TestEmustackTimedGames: 20 timed games at once — 8 Fischer 2+0 and 8
+// per-move (30 s) between humans, 4 Fischer 2+0 against an AI seat — are
 // played for a while by players thinking a fraction of a second, then the
 // side to move stalls. Nobody calls any game after that: each ends on
 // time by its timers alone (a per-move clock after its three
-// extensions), each AI move was answered, and the scheduler calls per
-// human-game move stay within issue 22's targets (≤ 0.1 for Fischer,
-// ≤ 0.3 per-move), with no schedule ever deleted or listed.
+// extensions), each AI move was answered, and the timer calls —
+// CreateSchedule and the deadline queue's SendMessage, counted apart —
+// are as lazy timers on two transports make them: every clock here is
+// carried by the queue (each game's one schedule is its waiting expiry,
+// so the scheduler calls a move are far within issue 22's ≤ 0.1 for
+// Fischer and ≤ 0.3 per-move), the sends stay under one a move, no
+// schedule is ever deleted or listed and no queued timer failed.
 func TestEmustackTimedGames(t *testing.T) {
 	st := startTestStack(t)
 	c := client{t: t, base: st.URL}
@@ -212,48 +266,48 @@ func TestEmustackTimedGames(t *testing.T) {
 			games = append(games, createTimed(c, kind))
 		}
 	}
+	// Each game is watched from the moment it stalls (the table, every
+	// 250 ms), so that when it is first seen finished says how late its
+	// end came, however long the other games still play.
+	stalled := make(chan *timedGame, len(games))
+	allPlayed := make(chan struct{})
+	watched := make(chan map[string]time.Time, 1)
+	go func() { watched <- watchStalled(tb, stalled, allPlayed, 3*time.Minute) }()
 	var wg sync.WaitGroup
 	for i, g := range games {
 		rnd := rand.New(rand.NewPCG(uint64(i), 22))
 		think := func() time.Duration { return time.Duration(100+rnd.IntN(300)) * time.Millisecond }
-		wg.Go(func() { play(c, tb, g, plies[g.kind], think, rnd) })
+		wg.Go(func() {
+			play(c, tb, g, plies[g.kind], think, rnd)
+			if g.err == nil && g.reachedStall {
+				stalled <- g
+			}
+		})
 	}
 	wg.Wait()
+	close(allPlayed)
 	for _, g := range games {
 		if g.err != nil {
 			t.Fatal(g.err)
 		}
 	}
 	t.Logf("every game stalled or ended by the rules; waiting for the stalled ones to end on time")
-	// Watch every stalled game at once (the table, every 250 ms), so that
-	// when each is first seen finished says how late its end came.
-	seen := map[string]time.Time{}
-	watchUntil := time.Now().Add(3 * time.Minute) // Fischer: under a minute; per-move: 30 s and three extensions of 30 s
-	for {
-		left := 0
-		for _, g := range games {
-			if !g.reachedStall || !seen[g.id].IsZero() {
-				continue
-			}
-			if _, s := tb.game(g.id); s.Phase == game.PhaseFinished {
-				seen[g.id] = time.Now()
-			} else {
-				left++
-			}
+	seen := <-watched
+	left := 0
+	for _, g := range games {
+		if g.reachedStall && seen[g.id].IsZero() {
+			left++
 		}
-		if left == 0 {
-			break
-		}
-		if time.Now().After(watchUntil) {
-			t.Fatalf("%d stalled games did not end within 3 minutes: their timers are missing", left)
-		}
-		time.Sleep(250 * time.Millisecond)
+	}
+	if left > 0 {
+		// Fischer: under a minute; per-move: 30 s and three extensions of 30 s.
+		t.Fatalf("%d stalled games did not end within 3 minutes of the last stall: their timers are missing", left)
 	}
 	lateness := map[string][]time.Duration{}
 	for _, g := range games {
 		if !g.reachedStall {
 			_, s := tb.game(g.id)
-			t.Logf("%s game %s ended before the stall (%s: the rules, or a 1+0 clock run out while the machine answered slowly)", g.kind, g.id, s.Result.Reason)
+			t.Logf("%s game %s ended before the stall (%s: the rules, or a 2+0 clock run out while the machine answered slowly)", g.kind, g.id, s.Result.Reason)
 			continue
 		}
 		_, s := tb.game(g.id)
@@ -285,27 +339,50 @@ func TestEmustackTimedGames(t *testing.T) {
 	if n := counts.AWSCalls["scheduler:DeleteSchedule"] + counts.AWSCalls["scheduler:ListSchedules"]; n != 0 {
 		t.Errorf("DeleteSchedule + ListSchedules = %d; want none (lazy timers only create)", n)
 	}
-	perKind := map[string][2]int{} // kind → (CreateSchedule calls, human-game moves)
+	perKind := map[string][3]int{} // kind → (CreateSchedule calls, SendMessage calls to the deadline queue, moves)
 	for _, g := range games {
 		_, s := tb.game(g.id)
 		pk := perKind[g.kind]
 		pk[0] += st.faults.schedulesOf(g.id)
-		pk[1] += len(s.Moves)
+		pk[1] += st.faults.sendsOf(g.id)
+		pk[2] += len(s.Moves)
 		perKind[g.kind] = pk
 	}
 	for _, kind := range []string{"fischer", "perMove", "ai"} {
 		pk := perKind[kind]
-		rate := float64(pk[0]) / float64(pk[1])
+		schedules, sends := float64(pk[0])/float64(pk[2]), float64(pk[1])/float64(pk[2])
 		late := lateness[kind]
 		slices.Sort(late)
 		span := ""
 		if len(late) > 0 {
 			span = fmt.Sprintf("; ended %v to %v after their deadlines", late[0].Round(time.Millisecond), late[len(late)-1].Round(time.Millisecond))
 		}
-		t.Logf("%s: %d games, %d moves, %d CreateSchedule: %.3f a move%s", kind, kinds[kind], pk[1], pk[0], rate, span)
-		if limit := map[string]float64{"fischer": 0.1, "perMove": 0.3}[kind]; limit > 0 && rate > limit {
-			t.Errorf("%s games: %.3f scheduler calls a move; want at most %.1f (issue 22)", kind, rate, limit)
+		t.Logf("%s: %d games, %d moves, %d CreateSchedule (%.3f a move), %d SendMessage to the deadline queue (%.3f a move)%s",
+			kind, kinds[kind], pk[2], pk[0], schedules, pk[1], sends, span)
+		// Every clock here is due within the queue's 15 minutes: the
+		// queue carries the timers, and each game's one schedule is its
+		// 30-minute waiting expiry, well within issue 22's targets for
+		// scheduler calls. The queue's sends follow the play's pace, not
+		// the moves (a per-move clock or an AI watchdog fires early once
+		// per 30 s of play: TestLazyTimersByTransport prices them at the
+		// target's pace on a fake clock); here they are held under one a
+		// move, which an eager design (a timer each move) cannot meet.
+		if limit := map[string]float64{"fischer": 0.1, "perMove": 0.3}[kind]; limit > 0 && schedules > limit {
+			t.Errorf("%s games: %.3f scheduler calls a move; want at most %.1f (issue 22)", kind, schedules, limit)
 		}
+		if pk[0] > kinds[kind] {
+			t.Errorf("%s games: %d CreateSchedule for %d games; want at most one each (clocks under 15 minutes go through the queue)", kind, pk[0], kinds[kind])
+		}
+		if sends >= 1 {
+			t.Errorf("%s games: %.3f queue sends a move; want fewer than one (lazy timers)", kind, sends)
+		}
+	}
+	t.Logf("deadline queue: %d SendMessage, %d timers delivered in %d batches; the event source mapping's %d ReceiveMessage (%d of them empty: emustack short-polls every -schedule-poll), %d DeleteMessageBatch",
+		counts.AWSCalls["sqs:SendMessage:DeadlineQueue"], counts.Platform["lambda:QueueRecords"], counts.Platform["lambda:QueueBatches"],
+		counts.Platform["sqs:ESMReceive"], counts.Platform["sqs:ESMReceiveEmpty"], counts.Platform["sqs:ESMDelete"])
+	if counts.Platform["lambda:QueueRecords"] == 0 || counts.Platform["lambda:QueueRecordsFailed"] != 0 {
+		t.Errorf("the deadline queue delivered %d timers, %d failed; want timers delivered, none failed",
+			counts.Platform["lambda:QueueRecords"], counts.Platform["lambda:QueueRecordsFailed"])
 	}
 	t.Logf("the run: %s", summary(counts))
 }
@@ -476,9 +553,10 @@ func httpDo(method, url, token string, body []byte) (httpResult, error) {
 // not a game, as a bug would write) is given up on at once by both
 // consumers — written whole to the dead-letter queue, no retry holding the
 // shard — while another game's AI seat answers as usual; a game whose
-// schedules the scheduler keeps refusing has its record retried for the
-// window (StreamRetrySeconds, 4 s here), then written whole to the queue;
-// once the scheduler takes its schedules again, cmd/ops redrive's code
+// timers are refused (the deadline queue's SendMessage for the first
+// move's 15 s, the Scheduler's CreateSchedule beyond 15 minutes) has its
+// record retried for the window (StreamRetrySeconds, 4 s here), then
+// written whole to the queue; once its timers are taken again, cmd/ops redrive's code
 // replays that record through the effects function and the game ends on
 // time, while the poisoned records fail again and stay.
 func TestEmustackPoisonAndRedrive(t *testing.T) {
@@ -516,11 +594,12 @@ func TestEmustackPoisonAndRedrive(t *testing.T) {
 		putBack(t, st, d) // the redrive below sees them again
 	}
 
-	// A game whose schedules are refused: its join's record (the first
-	// move's deadline) fails until the window passes.
+	// A game whose timers are refused: its join's record (the first
+	// move's deadline, through the deadline queue) fails until the window
+	// passes.
 	x := c.call("POST", "/v1/games", "", map[string]any{"options": map[string]any{"timeControl": "5+0", "colorAssignment": "hostWhite", "firstMoveSec": 15}}, 201)
 	c.counts()
-	st.faults.refuseSchedules(x.GameID, true)
+	st.faults.refuseTimers(x.GameID, true)
 	c.call("POST", "/v1/games/"+x.GameID+"/join", "", nil, 200)
 	deadline := time.Now().Add(60 * time.Second)
 	var xLetters []lambdafn.DeadLetter
@@ -536,17 +615,18 @@ func TestEmustackPoisonAndRedrive(t *testing.T) {
 		}
 	}
 	refused := c.counts()
-	if len(xLetters) != 1 || xLetters[0].Role != "effects" || refused.Platform["lambda:StreamRetries"] == 0 || refused.Platform["faults:CreateScheduleRefused"] == 0 {
-		t.Fatalf("after the window: dead letters %+v, %d stream retries, %d refused schedules; want the join's record, from the effects consumer, after retries",
-			xLetters, refused.Platform["lambda:StreamRetries"], refused.Platform["faults:CreateScheduleRefused"])
+	refusedTimers := refused.Platform["faults:CreateScheduleRefused"] + refused.Platform["faults:SendMessageRefused"]
+	if len(xLetters) != 1 || xLetters[0].Role != "effects" || refused.Platform["lambda:StreamRetries"] == 0 || refusedTimers == 0 {
+		t.Fatalf("after the window: dead letters %+v, %d stream retries, %d refused timers; want the join's record, from the effects consumer, after retries",
+			xLetters, refused.Platform["lambda:StreamRetries"], refusedTimers)
 	}
 	if rec, _ := tb.game(x.GameID); rec.Version != 2 || len(xLetters[0].Record.Change.NewImage) == 0 || len(xLetters[0].Record.Change.OldImage) == 0 {
 		t.Errorf("the dead letter %+v (game at version %d); want the join's record with both images", xLetters[0].Record.Change.SequenceNumber, rec.Version)
 	}
 
-	// The scheduler takes the game's schedules again: the redrive (once
+	// The game's timers are taken again: the redrive (once
 	// the messages the peeks above hid for a second are visible again).
-	st.faults.refuseSchedules(x.GameID, false)
+	st.faults.refuseTimers(x.GameID, false)
 	time.Sleep(2 * time.Second)
 	var log strings.Builder
 	stats, err := lambdafn.Redrive(context.Background(), lambdafn.RedriveOptions{

@@ -25,7 +25,7 @@
 //
 // They read the stack's configuration from the environment, under the
 // functions' names (SPEC §10): GAMES_TABLE, DATA_TABLE, SCHEDULE_GROUP,
-// SCHEDULER_ROLE_ARN, TIMEOUT_FUNCTION_ARN, SCHEDULE_DLQ_ARN,
+// SCHEDULER_ROLE_ARN, TIMEOUT_FUNCTION_ARN, SCHEDULE_DLQ_ARN, DEADLINE_QUEUE_URL (optional),
 // AI_FUNCTION_NAME, STREAM_DLQ_URL; AWS credentials, region and endpoints come from the
 // SDK's usual sources (AWS_PROFILE, AWS_REGION, AWS_ENDPOINT_URL_*).
 package main
@@ -107,8 +107,8 @@ commands:
       -visibility D                   how long a message read is hidden from others (default 1m)
 
 configuration (environment, as the functions have it): GAMES_TABLE, DATA_TABLE, SCHEDULE_GROUP,
-SCHEDULER_ROLE_ARN, TIMEOUT_FUNCTION_ARN, SCHEDULE_DLQ_ARN, AI_FUNCTION_NAME, STREAM_DLQ_URL; AWS
-credentials and region as the AWS CLI's.
+SCHEDULER_ROLE_ARN, TIMEOUT_FUNCTION_ARN, SCHEDULE_DLQ_ARN, DEADLINE_QUEUE_URL (optional), AI_FUNCTION_NAME,
+STREAM_DLQ_URL; AWS credentials and region as the AWS CLI's.
 `, defaultRearmRate, defaultRearmWorkers)
 
 // run runs one command line and returns the exit status.

@@ -18,6 +18,7 @@ import (
 
 	"chessapi/shared/aitrigger/lambdainvoke"
 	"chessapi/shared/schedule/eventbridge"
+	"chessapi/shared/schedule/sqsdelay"
 	"chessapi/shared/service"
 	"chessapi/shared/store/dynamostore"
 )
@@ -134,9 +135,18 @@ func (c cli) newService(awsCfg aws.Config, client *dynamodb.Client, gamesTable, 
 	if err != nil {
 		return nil, err
 	}
-	sched, err := eventbridge.NewFromConfig(awsCfg, schedCfg)
-	if err != nil {
+	var sched service.Scheduler
+	if sched, err = eventbridge.NewFromConfig(awsCfg, schedCfg); err != nil {
 		return nil, err
+	}
+	// As the effects function arms them: the timers due within 15 minutes
+	// through the deadline queue when it is named (the stack's output
+	// DeadlineQueueUrl), else every one a schedule (each still fires, at
+	// the Scheduler's minute).
+	if url := c.setting("", sqsdelay.EnvQueueURL); url != "" {
+		if sched, err = sqsdelay.NewFromConfig(awsCfg, url, sched); err != nil {
+			return nil, err
+		}
 	}
 	trigger, err := lambdainvoke.NewFromConfig(awsCfg, aiFunction)
 	if err != nil {

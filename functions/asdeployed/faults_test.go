@@ -98,8 +98,8 @@ func TestAsDeployedFaults(t *testing.T) {
 		if failed := deliver(t, fanout.effects, ev); len(failed) != 1 {
 			t.Fatalf("fan-out with the scheduler down reported %v; want the record failed (delivered again)", failed)
 		}
-		if list := listSchedules(t, s, gameID); len(list) != 0 {
-			t.Fatalf("schedules while the scheduler is down: %v", list)
+		if list, sent := listSchedules(t, s, gameID), s.timers.sentFor(gameID); len(list) != 0 || len(sent) != 0 {
+			t.Fatalf("timers while the scheduler is down: %v, %+v", list, sent)
 		}
 		// The scheduler is back; the mapping delivers the record again.
 		s.calls.Fail("scheduler:CreateSchedule", 0)

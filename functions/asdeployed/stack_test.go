@@ -1,12 +1,14 @@
 package asdeployed
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"path/filepath"
 	"regexp"
@@ -86,6 +88,9 @@ type stack struct {
 	// deadLetters is the stream consumers' dead-letter queue (moto's
 	// SQS).
 	deadLetters lambdafn.SQSQueue
+	// timers records the effects function's sends to the deadline queue
+	// (the functions reach SQS through it).
+	timers *timerQueue
 	// push are the SNS platform applications' variables (empty: none, as
 	// the template's defaults), set by withPushApplications.
 	push map[string]string
@@ -124,7 +129,64 @@ func newStack(t testing.TB) *stack {
 		t.Fatalf("CreateQueue: %v", err)
 	}
 	s.deadLetters = lambdafn.SQSQueue{Client: sqs.NewFromConfig(cfg), URL: aws.ToString(q.QueueUrl)}
+	dq, err := sqs.NewFromConfig(cfg).CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(stackName + "-deadlines")})
+	if err != nil {
+		t.Fatalf("CreateQueue: %v", err)
+	}
+	counted, err := url.Parse(s.calls.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.timers = &timerQueue{queueURL: aws.ToString(dq.QueueUrl), next: httputil.NewSingleHostReverseProxy(counted)}
+	tq := httptest.NewServer(s.timers)
+	t.Cleanup(tq.Close)
+	s.timers.url = tq.URL
 	return s
+}
+
+// timerQueue stands in front of SQS (then the counting proxy and moto):
+// it records each SendMessage to the deadline queue and passes every
+// request on. A delayed message cannot be read back before its delay, so
+// the tests look at what was sent.
+type timerQueue struct {
+	url      string // where the functions reach SQS
+	queueURL string // the deadline queue
+	next     http.Handler
+
+	mu   sync.Mutex
+	sent []service.TimeoutTask
+}
+
+func (q *timerQueue) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("X-Amz-Target") == "AmazonSQS.SendMessage" {
+		body, err := io.ReadAll(r.Body)
+		r.Body.Close()
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var in struct {
+			QueueURL    string `json:"QueueUrl"`
+			MessageBody string `json:"MessageBody"`
+		}
+		var task service.TimeoutTask
+		if err == nil && json.Unmarshal(body, &in) == nil && in.QueueURL == q.queueURL && json.Unmarshal([]byte(in.MessageBody), &task) == nil {
+			q.mu.Lock()
+			q.sent = append(q.sent, task)
+			q.mu.Unlock()
+		}
+	}
+	q.next.ServeHTTP(w, r)
+}
+
+// sentFor is the timers sent to the deadline queue for the game.
+func (q *timerQueue) sentFor(gameID string) []service.TimeoutTask {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var out []service.TimeoutTask
+	for _, t := range q.sent {
+		if t.GameID == gameID {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // env is a function's environment as the template sets it (SPEC §10), with
@@ -142,7 +204,7 @@ func (s *stack) env(spec functionSpec) map[string]string {
 		"AWS_SECRET_ACCESS_KEY":      "test",
 		"AWS_ENDPOINT_URL_DYNAMODB":  s.calls.URL,
 		"AWS_ENDPOINT_URL_SCHEDULER": s.calls.URL,
-		"AWS_ENDPOINT_URL_SQS":       s.calls.URL,
+		"AWS_ENDPOINT_URL_SQS":       s.timers.url,
 		"AWS_ENDPOINT_URL_LAMBDA":    s.invokes.url,
 	}
 	switch spec.name {
@@ -177,6 +239,7 @@ func (s *stack) env(spec functionSpec) map[string]string {
 		env["AI_FUNCTION_NAME"] = aiFunction
 		env["DATA_TABLE"] = s.dataTable
 		env["STREAM_DLQ_URL"] = s.deadLetters.URL
+		env["DEADLINE_QUEUE_URL"] = s.timers.queueURL
 	}
 	return env
 }

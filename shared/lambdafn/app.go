@@ -24,6 +24,7 @@ import (
 	"chessapi/shared/push"
 	"chessapi/shared/push/apigwpost"
 	"chessapi/shared/schedule/eventbridge"
+	"chessapi/shared/schedule/sqsdelay"
 	"chessapi/shared/service"
 	"chessapi/shared/store/dynamostore"
 )
@@ -167,7 +168,7 @@ func (a *App) Handler() any {
 	case handleHTTP:
 		return a.HandleHTTP
 	case handleTimeout:
-		return a.HandleTimeout
+		return a.HandleDeadline
 	case handleAI:
 		return a.HandleAI
 	case handleWebSocket:
@@ -255,7 +256,13 @@ func awsAdapters(awsCfg aws.Config, cfg Config) (Deps, error) {
 	}
 	deps.Store = store
 	if sp.adapters.has(usesScheduler) {
-		if deps.Scheduler, err = eventbridge.NewFromConfig(awsCfg, cfg.Schedule); err != nil {
+		// Timers due within 15 minutes go through the deadline queue, the
+		// others to EventBridge Scheduler (shared/schedule/sqsdelay).
+		far, err := eventbridge.NewFromConfig(awsCfg, cfg.Schedule)
+		if err != nil {
+			return fail(err)
+		}
+		if deps.Scheduler, err = sqsdelay.NewFromConfig(awsCfg, cfg.DeadlineQueueURL, far); err != nil {
 			return fail(err)
 		}
 	}

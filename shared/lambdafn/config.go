@@ -24,6 +24,9 @@ type Config struct {
 	Function   Function
 	GamesTable string
 	Schedule   eventbridge.Config
+	// DeadlineQueueURL is the SQS delay queue that carries the timers due
+	// within 15 minutes (DEADLINE_QUEUE_URL; effects): shared/schedule/sqsdelay.
+	DeadlineQueueURL string
 	// AIFunctionName is the function invoked asynchronously for AI-seat
 	// moves (timeout and fanout).
 	AIFunctionName string

@@ -22,6 +22,7 @@ var fullEnv = map[string]string{
 	"AI_API_KEY":           "partner-key",
 	"LOG_LEVEL":            "DEBUG",
 	"STREAM_DLQ_URL":       "https://sqs.eu-central-1.amazonaws.com/123456789012/chessapi-fanout-dlq",
+	"DEADLINE_QUEUE_URL":   "https://sqs.eu-central-1.amazonaws.com/123456789012/chessapi-deadlines",
 }
 
 // dataTable adds the data table, which move and timeout need (the ai
@@ -74,7 +75,7 @@ func TestLoadConfig(t *testing.T) {
 				StreamEndpoint: "https://abc.execute-api.eu-central-1.amazonaws.com/v1", LogLevel: slog.LevelDebug,
 				StreamDeadLetterURL: fullEnv["STREAM_DLQ_URL"], StreamRetryWindow: DefaultStreamRetryWindow, FunctionName: "chessapi-fanout"}},
 		{"effects", Effects, dataTable(map[string]string{"STREAM_RETRY_SECONDS": "90"}),
-			Config{Function: Effects, GamesTable: "chessapi-games", Schedule: schedule, AIFunctionName: "chessapi-ai", DataTable: "chessapi-data",
+			Config{Function: Effects, GamesTable: "chessapi-games", Schedule: schedule, DeadlineQueueURL: fullEnv["DEADLINE_QUEUE_URL"], AIFunctionName: "chessapi-ai", DataTable: "chessapi-data",
 				LogLevel: slog.LevelDebug, StreamDeadLetterURL: fullEnv["STREAM_DLQ_URL"], StreamRetryWindow: 90 * time.Second}},
 		{"stream", Stream, dataTable(nil), Config{Function: Stream, GamesTable: "chessapi-games", DataTable: "chessapi-data", LogLevel: slog.LevelDebug}},
 		{"ai reads the keys' table and the bootstrap key, not the AI function", AI, map[string]string{"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "1769", "DATA_TABLE": "chessapi-data"},

@@ -8,6 +8,7 @@ import (
 
 	"chessapi/shared/aitrigger/lambdainvoke"
 	"chessapi/shared/schedule/eventbridge"
+	"chessapi/shared/schedule/sqsdelay"
 )
 
 // The wiring table: what each function needs, declared once. LoadConfig
@@ -80,7 +81,7 @@ var functions = map[Function]spec{
 	Effects: {handleStreamRecords, usesData | usesScheduler | usesAITrigger | usesDeadLetters | usesNotify,
 		append([]need{{envGamesTable, required}, {envDataTable, required},
 			{envScheduleGroup, required}, {envSchedulerRole, required}, {envTimeoutTarget, required}, {envScheduleDLQ, optional},
-			{envAIFunction, required}, {envStreamDLQ, required}, {envStreamRetry, optional}, {envFunctionName, optional}, {envLogLevel, optional}}, pushEnv...)},
+			{envDeadlineQueue, required}, {envAIFunction, required}, {envStreamDLQ, required}, {envStreamRetry, optional}, {envFunctionName, optional}, {envLogLevel, optional}}, pushEnv...)},
 }
 
 // handler is the event a function's handler takes.
@@ -88,7 +89,7 @@ type handler uint8
 
 const (
 	handleHTTP          handler = iota // API Gateway HTTP API requests: App.HandleHTTP
-	handleTimeout                      // the schedules' service.TimeoutTask: App.HandleTimeout
+	handleTimeout                      // the schedules' service.TimeoutTask or the deadline queue's SQS batches: App.HandleDeadline
 	handleAI                           // HTTP requests or service.AITask: App.HandleAI
 	handleWebSocket                    // the WebSocket API's routes: App.HandleWebSocket
 	handleStreamRecords                // DynamoDB Stream batches: App.HandleStreamRecords (the function is the consumer's role)
@@ -102,7 +103,7 @@ type adapters uint16
 
 const (
 	usesData        adapters = 1 << iota // the data table (when DATA_TABLE is set): players, game lists
-	usesScheduler                        // EventBridge Scheduler: the games' timers
+	usesScheduler                        // the games' timers: the deadline queue (SQS) and EventBridge Scheduler
 	usesAITrigger                        // asynchronous invocation of the AI seats' function
 	usesEngine                           // one search engine
 	usesAPIKeys                          // POST /v1/ai/move's keys and their counters (data table)
@@ -195,7 +196,15 @@ var (
 	// Where EventBridge Scheduler puts a deadline it could not deliver
 	// after its retries.
 	envScheduleDLQ = &envVar{eventbridge.EnvDLQARN, func(c *Config, v string) error { return readARN(&c.Schedule.DeadLetterARN, v) }}
-	envAIFunction  = &envVar{EnvAIFunctionName, func(c *Config, v string) error {
+	// The deadline queue: timers due within SQS's 15-minute delay.
+	envDeadlineQueue = &envVar{sqsdelay.EnvQueueURL, func(c *Config, v string) error {
+		c.DeadlineQueueURL = strings.TrimSpace(v)
+		if c.DeadlineQueueURL != "" && !strings.HasPrefix(c.DeadlineQueueURL, "https://") && !strings.HasPrefix(c.DeadlineQueueURL, "http://") {
+			return fmt.Errorf("= %q is not a queue URL", c.DeadlineQueueURL)
+		}
+		return nil
+	}}
+	envAIFunction = &envVar{EnvAIFunctionName, func(c *Config, v string) error {
 		c.AIFunctionName = strings.TrimSpace(v)
 		return nil
 	}}

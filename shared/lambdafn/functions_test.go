@@ -175,10 +175,10 @@ func TestHandlerFollowsTheTable(t *testing.T) {
 		switch h := a.Handler().(type) {
 		case func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error):
 			ok = sp.handler == handleHTTP
-		case func(context.Context, service.TimeoutTask) error:
-			ok = sp.handler == handleTimeout
 		case func(context.Context, json.RawMessage) (any, error):
-			ok = sp.handler == handleAI
+			// Two events each, told apart by shape: HTTP or an AI task;
+			// a timeout task or the deadline queue's SQS batch.
+			ok = sp.handler == handleAI || sp.handler == handleTimeout
 		case func(context.Context, events.APIGatewayWebsocketProxyRequest) (events.APIGatewayProxyResponse, error):
 			ok = sp.handler == handleWebSocket
 		case func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error):

@@ -119,7 +119,7 @@ type fixture struct {
 	ai      *App
 }
 
-func newFixture(t *testing.T, aiAPIKey string) *fixture {
+func newFixture(t testing.TB, aiAPIKey string) *fixture {
 	t.Helper()
 	store, err := boltstore.Open(filepath.Join(t.TempDir(), "games.db"))
 	if err != nil {

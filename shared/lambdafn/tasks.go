@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -140,4 +141,103 @@ func decodeAITask(raw []byte) (service.AITask, error) {
 		return task, fmt.Errorf("%w: AI task needs gameId and version >= 1 (got %+v)", ErrBadTask, task)
 	}
 	return task, nil
+}
+
+// HandleDeadline is the deadline function's handler. Its two event
+// sources deliver the same service.TimeoutTask, told apart by shape: an
+// EventBridge Scheduler schedule invokes it asynchronously with the task
+// itself (the timers due beyond 15 minutes), and the deadline queue's
+// event source mapping with an SQS event whose records' bodies are tasks
+// (the timers due sooner: shared/schedule/sqsdelay). A task's answer is
+// null, its error makes Lambda retry the invocation; an SQS batch's answer
+// is a partial batch response naming the records that failed (the event
+// source mapping reports them with ReportBatchItemFailures), which the
+// queue delivers again after its visibility timeout and, after its
+// redrive policy's receives, moves to the dead-letter queue.
+func (a *App) HandleDeadline(ctx context.Context, raw json.RawMessage) (any, error) {
+	if !isSQSEvent(raw) {
+		var task service.TimeoutTask
+		if err := json.Unmarshal(raw, &task); err != nil {
+			a.log.Error("deadline event is neither a timeout task nor an SQS event", "bytes", len(raw), "err", err)
+			return nil, fmt.Errorf("%w: timeout task: %w", ErrBadTask, err)
+		}
+		return nil, a.HandleTimeout(ctx, task)
+	}
+	var ev events.SQSEvent
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		a.log.Error("undecodable SQS event", "err", err)
+		return nil, fmt.Errorf("lambdafn: SQS event: %w", err)
+	}
+	return a.HandleDeadlineQueue(ctx, ev), nil
+}
+
+// maxQueuedAtOnce bounds the records of one SQS batch handled at once
+// (each is a different game's timer, or a duplicate of one: the store's
+// conditional writes keep those apart).
+const maxQueuedAtOnce = 10
+
+// deadlineQueueMargin is how long before the function's own deadline a
+// batch's records stop: time to answer the partial batch response.
+const deadlineQueueMargin = time.Second
+
+// HandleDeadlineQueue runs the timers of one batch from the deadline
+// queue, at most maxQueuedAtOnce at a time, and answers the records that
+// failed: a body that is not a task (only our own adapter sends here: a
+// bug, left to reach the dead-letter queue and its alarm) or a task whose
+// work could not be done (delivered again). A duplicate delivery (SQS is
+// at least once) is harmless: the service decides from the stored game.
+func (a *App) HandleDeadlineQueue(ctx context.Context, ev events.SQSEvent) events.SQSEventResponse {
+	// A record still running a second before the function's deadline is
+	// answered failed (delivered again), rather than the whole batch
+	// timing out with it.
+	if deadline, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline.Add(-deadlineQueueMargin))
+		defer cancel()
+	}
+	failed := make([]bool, len(ev.Records))
+	sem := make(chan struct{}, maxQueuedAtOnce)
+	var wg sync.WaitGroup
+	for i, rec := range ev.Records {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			var task service.TimeoutTask
+			if err := json.Unmarshal([]byte(rec.Body), &task); err != nil {
+				a.log.Error("deadline queue message is not a timeout task", "messageId", rec.MessageId, "err", err)
+				failed[i] = true
+				return
+			}
+			if err := a.HandleTimeout(ctx, task); err != nil {
+				failed[i] = true
+			}
+		})
+	}
+	wg.Wait()
+	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
+	for i, f := range failed {
+		if f {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: ev.Records[i].MessageId})
+		}
+	}
+	return resp
+}
+
+// isSQSEvent reports whether raw is an SQS event source mapping's event
+// ({"Records": [{"eventSource": "aws:sqs", ...}]}).
+func isSQSEvent(raw []byte) bool {
+	var probe struct {
+		Records []struct {
+			EventSource string `json:"eventSource"`
+		} `json:"Records"`
+	}
+	if json.Unmarshal(raw, &probe) != nil || len(probe.Records) == 0 {
+		return false
+	}
+	for _, r := range probe.Records {
+		if r.EventSource != "aws:sqs" {
+			return false
+		}
+	}
+	return true
 }

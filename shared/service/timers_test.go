@@ -25,6 +25,7 @@ import (
 type keptTimers struct {
 	mu     sync.Mutex
 	timers []service.TimeoutTask
+	at     []time.Time // when each fires
 	fired  []bool
 	calls  int
 }
@@ -38,25 +39,45 @@ func (k *keptTimers) ScheduleTimeout(ctx context.Context, task service.TimeoutTa
 			return nil // the same game and second: already scheduled
 		}
 	}
-	k.timers = append(k.timers, task)
-	k.fired = append(k.fired, false)
+	k.keepLocked(task, task.Deadline)
 	return nil
+}
+
+// keep adds a timer for task that fires at at (a transport's own
+// instant: a delayed message's, a schedule's second), as many times as
+// it is given (SQS makes a message of every send).
+func (k *keptTimers) keep(task service.TimeoutTask, at time.Time) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.keepLocked(task, at)
+}
+
+func (k *keptTimers) keepLocked(task service.TimeoutTask, at time.Time) {
+	k.timers = append(k.timers, task)
+	k.at = append(k.at, at)
+	k.fired = append(k.fired, false)
+}
+
+// firing is a timer delivered at its instant.
+type firing struct {
+	task service.TimeoutTask
+	at   time.Time
 }
 
 func (k *keptTimers) TriggerAI(context.Context, service.AITask) error { return nil }
 
 // due takes the timers due at now, soonest first, marking them fired.
-func (k *keptTimers) due(now time.Time) []service.TimeoutTask {
+func (k *keptTimers) due(now time.Time) []firing {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	var out []service.TimeoutTask
+	var out []firing
 	for i, t := range k.timers {
-		if !k.fired[i] && !t.Deadline.After(now) {
+		if !k.fired[i] && !k.at[i].After(now) {
 			k.fired[i] = true
-			out = append(out, t)
+			out = append(out, firing{t, k.at[i]})
 		}
 	}
-	slices.SortFunc(out, func(a, b service.TimeoutTask) int { return a.Deadline.Compare(b.Deadline) })
+	slices.SortStableFunc(out, func(a, b firing) int { return a.at.Compare(b.at) })
 	return out
 }
 
@@ -87,6 +108,13 @@ type timerFixture struct {
 
 func newTimerFixture(t *testing.T) *timerFixture {
 	t.Helper()
+	return newTimerFixtureWith(t, func(timers *keptTimers, _ *fakeclock.Clock) service.Scheduler { return timers })
+}
+
+// newTimerFixtureWith is newTimerFixture with the service's scheduler
+// made by scheduler, over the timers the fixture delivers.
+func newTimerFixtureWith(t *testing.T, scheduler func(*keptTimers, *fakeclock.Clock) service.Scheduler) *timerFixture {
+	t.Helper()
 	store, err := boltstore.Open(filepath.Join(t.TempDir(), "games.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +122,7 @@ func newTimerFixture(t *testing.T) *timerFixture {
 	t.Cleanup(func() { store.Close() })
 	clock := fakeclock.New(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	timers := &keptTimers{}
-	svc, err := service.New(service.Config{Store: store, Scheduler: timers, AITrigger: timers, Now: clock.Now, EffectBackoff: time.Millisecond})
+	svc, err := service.New(service.Config{Store: store, Scheduler: scheduler(timers, clock), AITrigger: timers, Now: clock.Now, EffectBackoff: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,12 +140,12 @@ func (f *timerFixture) advance(t *testing.T, d time.Duration) {
 		if len(due) == 0 {
 			break
 		}
-		for _, task := range due {
-			if task.Deadline.After(f.clock.Now()) {
-				f.clock.Set(task.Deadline)
+		for _, d := range due {
+			if d.at.After(f.clock.Now()) {
+				f.clock.Set(d.at)
 			}
-			if err := f.svc.HandleTimeout(t.Context(), task); err != nil {
-				t.Fatalf("delivery of %+v: %v", task, err)
+			if err := f.svc.HandleTimeout(t.Context(), d.task); err != nil {
+				t.Fatalf("delivery of %+v: %v", d.task, err)
 			}
 		}
 	}
@@ -357,8 +385,8 @@ func TestArmedTimerFiringBeforeItsInstant(t *testing.T) {
 	f.play(t, id, seats, 1, func(int) time.Duration { return time.Second })
 	rec := f.checkArmed(t, id)
 	f.clock.Set(rec.ArmedAt.Add(-300 * time.Millisecond))
-	for _, task := range f.timers.due(rec.ArmedAt) {
-		if err := f.svc.HandleTimeout(t.Context(), task); err != nil {
+	for _, d := range f.timers.due(rec.ArmedAt) {
+		if err := f.svc.HandleTimeout(t.Context(), d.task); err != nil {
 			t.Fatal(err)
 		}
 	}
