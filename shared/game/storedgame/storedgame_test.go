@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -70,6 +71,32 @@ func TestEncodedSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertSameState(t, got, s, "1,000-ply game")
+}
+
+// TestDeltasShareOfTheRecord: the stream deltas the change log keeps (the
+// newest game.ChangeLogDeltas versions') are a bounded part of every
+// record, whatever the game's length; the sizes are logged for
+// docs/push.md:
+//
+//	go test -count=1 -run TestDeltasShareOfTheRecord -v ./shared/game/storedgame
+func TestDeltasShareOfTheRecord(t *testing.T) {
+	for _, plies := range []int{40, 200, 1000} {
+		s := longGame(t, plies)
+		with := len(Encode(s))
+		s.Changes = slices.Clone(s.Changes)
+		kept := 0
+		for i := range s.Changes {
+			if len(s.Changes[i].Delta) > 0 {
+				kept++
+			}
+			s.Changes[i].Delta = nil
+		}
+		without := len(Encode(s))
+		t.Logf("%4d plies: %6d bytes stored, %6d without the %d deltas (+%d)", plies, with, without, kept, with-without)
+		if kept > game.ChangeLogDeltas || with-without > game.ChangeLogDeltas*512 {
+			t.Errorf("%d plies: %d deltas, %d bytes; want at most %d, under 512 bytes each", plies, kept, with-without, game.ChangeLogDeltas)
+		}
+	}
 }
 
 func TestDecodeErrors(t *testing.T) {
