@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"chessapi/shared/chess"
@@ -76,6 +77,20 @@ type TimeoutTask struct {
 	// one by it, and an AI watchdog's attempt from where it falls in the
 	// AI's turn.
 	Deadline time.Time `json:"deadline"`
+}
+
+// Validate reports what makes t unfit to arm: a scheduler refuses such a
+// task rather than arm a timer whose delivery names no game or no instant.
+func (t TimeoutTask) Validate() error {
+	switch {
+	case t.GameID == "":
+		return errors.New("timeout task has an empty game id")
+	case t.Version < 1:
+		return fmt.Errorf("timeout task of game %q has version %d; want ≥ 1", t.GameID, t.Version)
+	case t.Deadline.IsZero():
+		return fmt.Errorf("timeout task of game %q version %d has no deadline", t.GameID, t.Version)
+	}
+	return nil
 }
 
 // Scheduler delivers a TimeoutTask at (or shortly after) its Deadline, at

@@ -134,8 +134,8 @@ func NewFromConfig(awsCfg aws.Config, cfg Config) (*Scheduler, error) {
 // Deadline. A schedule of the same name already existing is the same game
 // armed for the same second: already scheduled, nil.
 func (s *Scheduler) ScheduleTimeout(ctx context.Context, task service.TimeoutTask) error {
-	if err := validateTask(task); err != nil {
-		return err
+	if err := task.Validate(); err != nil {
+		return fmt.Errorf("eventbridge: %w", err)
 	}
 	input, err := json.Marshal(task)
 	if err != nil {
@@ -163,18 +163,6 @@ func (s *Scheduler) ScheduleTimeout(ctx context.Context, task service.TimeoutTas
 	var conflict *types.ConflictException
 	if err != nil && !errors.As(err, &conflict) {
 		return fmt.Errorf("eventbridge: schedule timeout of game %q version %d: %w", task.GameID, task.Version, err)
-	}
-	return nil
-}
-
-func validateTask(task service.TimeoutTask) error {
-	switch {
-	case task.GameID == "":
-		return errors.New("eventbridge: timeout task has an empty game id")
-	case task.Version < 1:
-		return fmt.Errorf("eventbridge: timeout task of game %q has version %d; want ≥ 1", task.GameID, task.Version)
-	case task.Deadline.IsZero():
-		return fmt.Errorf("eventbridge: timeout task of game %q version %d has no deadline", task.GameID, task.Version)
 	}
 	return nil
 }

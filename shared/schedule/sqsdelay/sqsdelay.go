@@ -114,8 +114,8 @@ func Delay(deadline, now time.Time) (seconds int32, ok bool) {
 // for the same instant (a retry) makes a second message: its delivery is
 // a duplicate, which the service's handling makes harmless.
 func (s *Scheduler) ScheduleTimeout(ctx context.Context, task service.TimeoutTask) error {
-	if err := validateTask(task); err != nil {
-		return err
+	if err := task.Validate(); err != nil {
+		return fmt.Errorf("sqsdelay: %w", err)
 	}
 	delay, near := Delay(task.Deadline, s.now())
 	if !near {
@@ -131,18 +131,6 @@ func (s *Scheduler) ScheduleTimeout(ctx context.Context, task service.TimeoutTas
 		DelaySeconds: delay,
 	}); err != nil {
 		return fmt.Errorf("sqsdelay: timer of game %q version %d in %d s: %w", task.GameID, task.Version, delay, err)
-	}
-	return nil
-}
-
-func validateTask(task service.TimeoutTask) error {
-	switch {
-	case task.GameID == "":
-		return errors.New("sqsdelay: timeout task has an empty game id")
-	case task.Version < 1:
-		return fmt.Errorf("sqsdelay: timeout task of game %q has version %d; want ≥ 1", task.GameID, task.Version)
-	case task.Deadline.IsZero():
-		return fmt.Errorf("sqsdelay: timeout task of game %q version %d has no deadline", task.GameID, task.Version)
 	}
 	return nil
 }
