@@ -176,6 +176,32 @@ func (f *timerFixture) checkArmed(t *testing.T, id string) service.GameRecord {
 }
 
 // seats creates a game between two humans (white the host) and joins it.
+// stall lets the side to move of game id run out of time with nobody
+// calling (a per-move clock spends its extensions first) and returns the
+// game after its last deadline; a game that ended did so at its deadline.
+func (f *timerFixture) stall(t *testing.T, id string) *game.State {
+	t.Helper()
+	var st *game.State
+	for range 1 + game.PerMoveExtensions {
+		deadline := f.checkArmed(t, id).Deadline
+		f.advance(t, deadline.Sub(f.clock.Now())+time.Second)
+		rec, err := f.store.Get(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st, err = f.svc.Decode(rec); err != nil {
+			t.Fatal(err)
+		}
+		if st.Phase == game.PhaseFinished {
+			if ended := time.UnixMilli(st.Result.EndedAt); !ended.Equal(deadline) {
+				t.Errorf("the game ended at %v; want its deadline %v", ended, deadline)
+			}
+			break
+		}
+	}
+	return st
+}
+
 func (f *timerFixture) seats(t *testing.T, opts string) (string, [2]service.Caller) {
 	t.Helper()
 	host, err := f.svc.Create(t.Context(), service.CreateInput{Options: options(t, opts)})
@@ -285,24 +311,7 @@ func TestLazyTimersAcrossGames(t *testing.T) {
 			// The side to move stalls: its deadline passes with nobody
 			// calling (a per-move clock spends its extensions first), and
 			// the game ends then, by its timers alone.
-			var st *game.State
-			for range 1 + game.PerMoveExtensions {
-				deadline := f.checkArmed(t, id).Deadline
-				f.advance(t, deadline.Sub(f.clock.Now())+time.Second)
-				rec, err := f.store.Get(t.Context(), id)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if st, err = f.svc.Decode(rec); err != nil {
-					t.Fatal(err)
-				}
-				if st.Phase == game.PhaseFinished {
-					if ended := time.UnixMilli(st.Result.EndedAt); !ended.Equal(deadline) {
-						t.Errorf("the game ended at %v; want its deadline %v", ended, deadline)
-					}
-					break
-				}
-			}
+			st := f.stall(t, id)
 			if st.Phase != game.PhaseFinished || st.Result.Reason != tc.reason {
 				t.Fatalf("after the stalled player's deadlines: %s %+v; want %s", st.Phase, st.Result, tc.reason)
 			}

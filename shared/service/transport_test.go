@@ -134,24 +134,7 @@ func TestLazyTimersByTransport(t *testing.T) {
 			if perMove := float64(sent) / float64(tc.plies); perMove > tc.maxSends {
 				t.Errorf("%.3f queue sends a move; want at most %.1f", perMove, tc.maxSends)
 			}
-			var st *game.State
-			for range 1 + game.PerMoveExtensions {
-				deadline := f.checkArmed(t, id).Deadline
-				f.advance(t, deadline.Sub(f.clock.Now())+time.Second)
-				rec, err := f.store.Get(t.Context(), id)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if st, err = f.svc.Decode(rec); err != nil {
-					t.Fatal(err)
-				}
-				if st.Phase == game.PhaseFinished {
-					if ended := time.UnixMilli(st.Result.EndedAt); !ended.Equal(deadline) {
-						t.Errorf("the game ended at %v; want its deadline %v", ended, deadline)
-					}
-					break
-				}
-			}
+			st := f.stall(t, id)
 			if st.Phase != game.PhaseFinished || st.Result.Reason != game.ReasonTimeLoss {
 				t.Fatalf("after the stalled player's deadlines: %s %+v; want a time loss", st.Phase, st.Result)
 			}
