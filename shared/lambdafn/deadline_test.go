@@ -38,25 +38,12 @@ func sqsEvent(t *testing.T, bodies ...string) json.RawMessage {
 // reaches the dead-letter queue after the redrive policy's receives); the
 // same batch delivered again changes nothing.
 func TestDeadlineQueueEvent(t *testing.T) {
-	evs := loadEvents(t)
-	file := sent(evs, "timeout/deadline.json")
-	var task service.TimeoutTask
-	if err := json.Unmarshal(file.Raw, &task); err != nil {
-		t.Fatal(err)
-	}
-	f := newFixture(t, "")
-	firstMove := time.Duration(game.DefaultOptions().FirstMoveSec) * time.Second
-	f.clock.Set(task.Deadline.Add(-firstMove - 10*time.Second))
-	seedSample(t, f, true)
-	f.clock.Set(task.Deadline.Add(-firstMove))
-	if resp, _ := sendHTTP(t, f.move, sent(evs, "move/action-move-from-to.json")); resp.StatusCode != 200 {
-		t.Fatalf("e4: status %d (body %s)", resp.StatusCode, resp.Body)
-	}
+	f, task, raw := sampleGameBeforeDeadline(t)
 	handler, ok := f.timeout.Handler().(func(context.Context, json.RawMessage) (any, error))
 	if !ok {
 		t.Fatalf("the timeout function's handler is %T", f.timeout.Handler())
 	}
-	body := string(file.Raw)
+	body := string(raw)
 
 	// Early (the deadline moved, or a clock runs ahead): nothing due,
 	// nothing failed.
@@ -88,7 +75,7 @@ func TestDeadlineQueueEvent(t *testing.T) {
 
 	// The Scheduler's shape (the task itself) still works through the
 	// same handler, and a leftover finds the game finished.
-	if out, err := handler(t.Context(), file.Raw); err != nil || out != nil {
+	if out, err := handler(t.Context(), raw); err != nil || out != nil {
 		t.Errorf("a schedule's task: %v, %v; want nil, nil", out, err)
 	}
 	if _, err := handler(t.Context(), json.RawMessage(`[1,2]`)); err == nil {
