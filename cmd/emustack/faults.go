@@ -1,14 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"time"
+
+	"chessapi/infra/emulator"
 )
 
 // faults stands in front of the functions' AWS endpoint (then the data
@@ -99,9 +99,7 @@ func (f *faults) deadlineSend(r *http.Request) (string, bool) {
 	if r.Method != http.MethodPost || r.Header.Get("X-Amz-Target") != "AmazonSQS.SendMessage" || f.deadlineQueue == "" {
 		return "", false
 	}
-	body, err := io.ReadAll(r.Body)
-	r.Body.Close()
-	r.Body = io.NopCloser(bytes.NewReader(body))
+	body, err := emulator.ReadBody(r)
 	if err != nil {
 		return "", false
 	}

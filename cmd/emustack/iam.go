@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 	"strings"
 
 	"chessapi/deploy"
+	"chessapi/infra/emulator"
 )
 
 // dataTableGuard holds every function's requests to the data table to its
@@ -108,12 +108,11 @@ func (g *dataTableGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.next.ServeHTTP(w, r)
 		return
 	}
-	body, err := io.ReadAll(r.Body)
+	body, err := emulator.ReadBody(r)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
 	_, op, _ := strings.Cut(target, ".")
 	action := "dynamodb:" + op
 	var req dataRequest

@@ -117,6 +117,15 @@ func Operation(r *http.Request) string {
 }
 
 // queryOperation names a query-protocol request ("sns:Publish").
+// ReadBody reads r's body and puts the bytes back for the next handler:
+// a proxy in front of an emulator looks at a request without taking it.
+func ReadBody(r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(r.Body)
+	r.Body.Close()
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, err
+}
+
 func queryOperation(r *http.Request) (string, bool) {
 	if r.Method != http.MethodPost || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") || r.Body == nil {
 		return "", false
@@ -127,9 +136,7 @@ func queryOperation(r *http.Request) (string, bool) {
 	if !ok || len(scope) != 5 {
 		return "", false
 	}
-	body, err := io.ReadAll(r.Body)
-	r.Body.Close()
-	r.Body = io.NopCloser(bytes.NewReader(body))
+	body, err := ReadBody(r)
 	if err != nil {
 		return "", false
 	}
