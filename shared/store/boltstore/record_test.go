@@ -12,6 +12,10 @@ import (
 
 func TestDecodeRejectsCorruptValues(t *testing.T) {
 	valid := encodeRecord(service.GameRecord{GameID: "g", Version: 5, StateVersion: 1, State: []byte("s"), Deadline: time.UnixMilli(1)})
+	compressed := encodeRecord(service.GameRecord{GameID: "g", Version: 5, StateVersion: 1, State: bytes.Repeat([]byte("state "), 200)})
+	if compressed[3]&hasS2 == 0 {
+		t.Fatal("a repetitive state was not compressed")
+	}
 	tests := []struct {
 		name  string
 		value []byte
@@ -32,6 +36,9 @@ func TestDecodeRejectsCorruptValues(t *testing.T) {
 		{"index time past 2286", append([]byte{formatV1, 2, 2, hasIndex, 0}, binary.AppendVarint(nil, 1e13)...)},
 		{"index string past the end", []byte{formatV1, 2, 2, hasIndex, 0, 2, 2, 5, 'a'}},
 		{"index strings missing", []byte{formatV1, 2, 2, hasIndex, 0, 2, 2, 0, 0}},
+		{"compressed state not S2", []byte{formatV1, 2, 2, hasS2, 0xff, 0xff, 0xff}},
+		{"compressed state over the limit", append([]byte{formatV1, 2, 2, hasS2}, binary.AppendUvarint(nil, maxStateSize+1)...)},
+		{"compressed state truncated", compressed[:len(compressed)-3]},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,6 +108,7 @@ func FuzzDecodeRecord(f *testing.F) {
 		Players: [2]string{"w", "b"}, LobbyRoom: "r", CreatedAt: time.UnixMilli(5), UpdatedAt: time.UnixMilli(6), ListedAt: time.UnixMilli(5), Summary: []byte("sum"),
 	}}))
 	f.Add(legacyIndexedValue(1, time.UnixMilli(5), time.UnixMilli(6), "w", "b", "s"))
+	f.Add(encodeRecord(service.GameRecord{GameID: "g", Version: 2, StateVersion: 2, State: bytes.Repeat([]byte("e2e4 "), 200)}))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, value []byte) {
 		rec, err := decodeRecord("g", value)
