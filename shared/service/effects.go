@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -47,7 +48,32 @@ type effects struct {
 type commit struct {
 	prev, next           *game.State
 	prevArmed, nextArmed time.Time
+	// steps are the versions whose notifications the commit owes, oldest
+	// first; nil for a commit on its own (prev → next). A retry that took
+	// over older failed commits of its game (enqueue) owes theirs too,
+	// version by version, as the change stream's consumer on AWS delivers
+	// them record by record: the span from the oldest prev to next would
+	// miss a turn that came and went (a yourTurn of a version in between,
+	// or the one after two moves), and what it found would carry the
+	// newest version's id instead of its own.
+	steps []step
 }
+
+// step is one committed version's transition, for its notifications.
+type step struct{ prev, next *game.State }
+
+// notificationSteps are the transitions whose notifications c delivers.
+func (c commit) notificationSteps() []step {
+	if c.steps != nil {
+		return c.steps
+	}
+	return []step{{c.prev, c.next}}
+}
+
+// maxOwedSteps bounds the versions a game's pending retry keeps for their
+// notifications (each holds a state in memory while the effects fail);
+// past it the oldest are dropped, logged.
+const maxOwedSteps = 64
 
 // pendingEffect is a commit whose effects failed.
 type pendingEffect struct {
@@ -92,12 +118,12 @@ func (e *effects) apply(ctx context.Context, c commit) {
 // applyEffects backs the timer, starts the AI and applies a rated result
 // for c, each with bounded retries.
 func (s *Service) applyEffects(ctx context.Context, c commit) error {
-	return errors.Join(s.ArmTimer(ctx, c.next, c.prevArmed, c.nextArmed), s.Committed(ctx, c.prev, c.next))
+	return errors.Join(s.ArmTimer(ctx, c.next, c.prevArmed, c.nextArmed), s.stateEffects(ctx, c.prev, c.next, c.notificationSteps()))
 }
 
-// stateEffects are the effects decided by the states alone: the AI's turn,
-// a rated result and the notifications of next.
-func (s *Service) stateEffects(ctx context.Context, prev, next *game.State) error {
+// stateEffects are the effects decided by the states alone: the AI's turn
+// and a rated result from prev to next, and the notifications of steps.
+func (s *Service) stateEffects(ctx context.Context, prev, next *game.State, steps []step) error {
 	var errs []error
 	if aiTurnBegins(prev, next) {
 		if err := s.retry(ctx, "AI trigger", func(ctx context.Context) error { return s.triggerAI(ctx, next) }); err != nil {
@@ -113,7 +139,13 @@ func (s *Service) stateEffects(ctx context.Context, prev, next *game.State) erro
 	// After the ratings: a gameEnded notification tells the rating change
 	// the result carries (the players' records are the ratings' effect).
 	if s.cfg.Notifications != nil {
-		if err := s.retry(ctx, "notifications", func(ctx context.Context) error { return s.notifyCommitted(ctx, prev, next) }); err != nil {
+		if err := s.retry(ctx, "notifications", func(ctx context.Context) error {
+			var errs []error
+			for _, st := range steps {
+				errs = append(errs, s.notifyCommitted(ctx, st.prev, st.next))
+			}
+			return errors.Join(errs...)
+		}); err != nil {
 			s.cfg.Metrics.Count(obs.MetricNotificationFailures, 1)
 			errs = append(errs, err)
 		}
@@ -156,9 +188,9 @@ func (s *Service) triggerAI(ctx context.Context, st *game.State) error {
 	return s.cfg.AITrigger.TriggerAI(ctx, AITask{GameID: st.GameID, Version: st.Version, Ply: st.Ply()})
 }
 
-// enqueue keeps a commit whose effects failed for the retry loop; a newer
-// commit of the same game replaces an older one (its effects supersede
-// them).
+// enqueue keeps a commit whose effects failed for the retry loop. A game
+// has one pending retry: two failed commits of it become one, the newer's
+// (its timer and AI supersede the older's), from the older's prev.
 func (e *effects) enqueue(c commit, attempts int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -166,15 +198,26 @@ func (e *effects) enqueue(c commit, attempts int) {
 		return
 	}
 	if old, ok := e.pending[c.next.GameID]; ok {
-		if old.c.next.Version > c.next.Version {
-			return
+		// Either may be the older: a retry of an older commit can fail
+		// after a newer one was queued.
+		older, newer := old.c, c
+		if older.next.Version > newer.next.Version {
+			older, newer = newer, older
 		}
-		// The newer commit's effects supersede the older one's, but what
-		// happened in between still counts: from the older commit's prev,
-		// a game that finished rated in between still has its ratings
-		// applied, once, and an armed time the older commit claimed and
-		// could not back is backed unless the newer one claims another.
-		c.prev, c.prevArmed = old.c.prev, old.c.prevArmed
+		attempts = max(attempts, old.attempts)
+		// What happened in between still counts: from the older commit's
+		// prev, a game that finished rated in between still has its
+		// ratings applied, once, and an armed time the older commit
+		// claimed and could not back is backed unless the newer one
+		// claims another; and every version's notifications are owed.
+		steps := append(slices.Clip(older.notificationSteps()), newer.notificationSteps()...)
+		if drop := len(steps) - maxOwedSteps; drop > 0 {
+			e.s.log.Error("notifications of a game's failed commits dropped: too many pending",
+				"game", c.next.GameID, "versions", drop, "from", steps[0].next.Version)
+			steps = steps[drop:]
+		}
+		c = newer
+		c.prev, c.prevArmed, c.steps = older.prev, older.prevArmed, steps
 	}
 	e.pending[c.next.GameID] = pendingEffect{c: c, attempts: attempts, due: time.Now().Add(e.s.retries.backlog.Delay(attempts))}
 	select {
@@ -262,5 +305,5 @@ func (s *Service) PendingEffects() int {
 // error means the effects could not be done and the stream should deliver
 // the record again.
 func (s *Service) Committed(ctx context.Context, prev, next *game.State) error {
-	return s.stateEffects(ctx, prev, next)
+	return s.stateEffects(ctx, prev, next, []step{{prev, next}})
 }

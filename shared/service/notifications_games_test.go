@@ -1,14 +1,20 @@
 package service_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"chessapi/internal/fakeclock"
 	"chessapi/shared/chess"
 	"chessapi/shared/game"
 	"chessapi/shared/service"
+	"chessapi/shared/store/boltstore"
 )
 
 // The notification decision over real commits (SPEC §16.3): each
@@ -273,5 +279,82 @@ func TestEndedSessionsTakeTheirDevices(t *testing.T) {
 	}
 	if recs, err := f.store.Notifications(ctx, benID, "", 100); err != nil || len(recs) != 0 {
 		t.Errorf("after Ben was deleted his inbox holds %d (%v); want none", len(recs), err)
+	}
+}
+
+// flakyInbox is the embedded store's inbox failing while failing is set.
+type flakyInbox struct {
+	*boltstore.Store
+	failing atomic.Bool
+}
+
+func (f *flakyInbox) AddNotification(ctx context.Context, n service.NotificationRecord) (service.NotificationRecord, bool, error) {
+	if f.failing.Load() {
+		return service.NotificationRecord{}, false, errors.New("inbox unavailable")
+	}
+	return f.Store.AddNotification(ctx, n)
+}
+
+// TestNotificationsOfFailedCommitsAllArrive: the inbox fails through two
+// moves, so both commits' effects wait in one background retry; when it
+// recovers, each version's notification arrives with its own version, as
+// the change stream delivers them on AWS — the span from the first prev
+// to the last state (two moves) would have held no yourTurn at all.
+func TestNotificationsOfFailedCommitsAllArrive(t *testing.T) {
+	store, err := boltstore.Open(filepath.Join(t.TempDir(), "games.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	inbox := &flakyInbox{Store: store}
+	f := &notifyFixture{clock: fakeclock.New(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)), store: store, sched: &recorder{}}
+	f.svc, err = service.New(service.Config{Store: store, Players: store, Notifications: inbox, Scheduler: f.sched,
+		Now: f.clock.Now, EffectBackoff: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.svc.Close(time.Second) })
+	ana, _ := f.player(t, "Ana")
+	ben, _ := f.player(t, "Ben")
+	ctx := t.Context()
+	g, err := f.svc.Create(ctx, service.CreateInput{Options: options(t, `{"colorAssignment":"hostWhite"}`), Caller: ana})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Join(ctx, g.GameID, service.JoinInput{Caller: ben}); err != nil {
+		t.Fatal(err)
+	}
+
+	inbox.failing.Store(true)
+	f.act(t, g.GameID, ana, moveUCI("e2e4"))
+	f.act(t, g.GameID, ben, moveUCI("e7e5"))
+	if n := f.svc.PendingEffects(); n != 1 {
+		t.Fatalf("pending effects = %d; want the game's two failed commits in one retry", n)
+	}
+	inbox.failing.Store(false)
+	deadline := time.Now().Add(20 * time.Second)
+	for f.svc.PendingEffects() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the background retry never delivered")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	view, err := f.svc.Get(ctx, g.GameID, service.Caller{}, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct {
+		caller  service.Caller
+		version int64
+	}{"Ben (after e4)": {ben, view.Version - 1}, "Ana (after e5)": {ana, view.Version}} {
+		var turns []int64
+		for _, n := range f.inbox(t, c.caller) {
+			if n.Kind == "yourTurn" {
+				turns = append(turns, n.Version)
+			}
+		}
+		if !slices.Equal(turns, []int64{c.version}) {
+			t.Errorf("%s: yourTurn of versions %v; want exactly %d", name, turns, c.version)
+		}
 	}
 }
