@@ -3,6 +3,7 @@ package boltstore
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -108,6 +109,13 @@ func TestGameRecordsCompressed(t *testing.T) {
 		t.Errorf("random bytes stored in %d bytes (compressed: %v); want them as they are", n, h.s2)
 	}
 
+	// The size limit is on the state as it is: one that compresses to a
+	// few kilobytes is still too large past MaxRecordSize.
+	huge := bytes.Repeat([]byte("e2e4 "), MaxRecordSize/5+1)
+	if err := s.Create(ctx, service.GameRecord{GameID: "huge", Version: 1, StateVersion: 2, State: huge}); !errors.Is(err, service.ErrTooLarge) {
+		t.Errorf("Create with a compressible %d-byte state = %v; want ErrTooLarge", len(huge), err)
+	}
+
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -159,8 +167,8 @@ func BenchmarkUpdateGameRecords(b *testing.B) {
 			write := func(g int, create bool) {
 				rec := service.GameRecord{GameID: fmt.Sprintf("game-%08x", g*2654435761), Version: int64(version[g] + 1), StateVersion: 2,
 					State: records[(g+version[g])%len(records)]}
-				op := &writeOp{key: []byte(rec.GameID), create: create, expected: rec.Version - 1,
-					value: encodeRecordWith(rec, mode == "s2")}
+				op := &writeOp{key: []byte(rec.GameID), create: create, expected: rec.Version - 1}
+				op.value, _ = encodeRecordWith(rec, mode == "s2")
 				if err := s.write(ctx, op); err != nil {
 					b.Fatal(err)
 				}
@@ -194,7 +202,7 @@ func BenchmarkGameRecordCodec(b *testing.B) {
 					encodeRecordWith(rec, compress)
 				}
 			})
-			value := encodeRecordWith(rec, compress)
+			value, _ := encodeRecordWith(rec, compress)
 			b.Run(fmt.Sprintf("decode/%d/%s", plies, mode), func(b *testing.B) {
 				for b.Loop() {
 					if _, err := decodeRecord("g", value); err != nil {

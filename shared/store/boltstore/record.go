@@ -80,11 +80,15 @@ const maxHeader = 1 + 5*binary.MaxVarintLen64 + 1
 const maxIndexHeader = 1 + 3*binary.MaxVarintLen64 + 4*binary.MaxVarintLen64
 
 // encodeRecord encodes a record whose index passed rules.ValidateIndex.
-func encodeRecord(rec service.GameRecord) []byte { return encodeRecordWith(rec, true) }
+func encodeRecord(rec service.GameRecord) []byte {
+	value, _ := encodeRecordWith(rec, true)
+	return value
+}
 
 // encodeRecordWith is encodeRecord, compressing the state only if allowed
-// (the benchmarks' comparison).
-func encodeRecordWith(rec service.GameRecord, allowCompression bool) []byte {
+// (the benchmarks' comparison); stateAt is where the state starts in the
+// value.
+func encodeRecordWith(rec service.GameRecord, allowCompression bool) (value []byte, stateAt int) {
 	ix := rec.Index
 	indexed := !rules.IsZero(ix)
 	size := maxHeader + len(rec.State)
@@ -137,13 +141,14 @@ func encodeRecordWith(rec service.GameRecord, allowCompression bool) []byte {
 			buf = append(buf, field...)
 		}
 	}
+	stateAt = len(buf)
 	if compress {
 		if c := s2.Encode(buf[len(buf):cap(buf)], rec.State); len(c) <= len(rec.State)-len(rec.State)/8 {
 			buf[flagsAt] |= hasS2
-			return buf[:len(buf)+len(c)]
+			return buf[:len(buf)+len(c)], stateAt
 		}
 	}
-	return append(buf, rec.State...)
+	return append(buf, rec.State...), stateAt
 }
 
 // header is the decoded front of a record.

@@ -155,8 +155,11 @@ func encode(rec service.GameRecord) ([]byte, error) {
 	if err := rules.ValidateIndex(rec.GameID, rec.Index); err != nil {
 		return nil, err
 	}
-	value := encodeRecord(rec)
-	if size := len(rec.GameID) + len(value); size > MaxRecordSize {
+	value, stateAt := encodeRecordWith(rec, true)
+	// The limit is on the record as it is, not as compressed: a read
+	// refuses a state that decompresses past it (maxStateSize), and the
+	// DynamoDB store's limit does not depend on this store's compression.
+	if size := len(rec.GameID) + stateAt + len(rec.State); size > MaxRecordSize {
 		return nil, &TooLargeError{Size: size, Limit: MaxRecordSize}
 	}
 	return value, nil
