@@ -60,7 +60,7 @@ const benchSignature = 1120918
 // networkBenchSignature is the node total of the bench with the network
 // (UCI: setoption name Evaluation value network, then bench). It changes
 // with the search and with the embedded network.
-const networkBenchSignature = 1368044
+const networkBenchSignature = 1095411
 
 func TestNetworkBenchSignature(t *testing.T) {
 	if got := BenchEvaluation(BenchDepth, EvalNetwork, nil); got.Nodes != networkBenchSignature {
