@@ -41,6 +41,19 @@ func (f *notifyFixture) pushedKinds() []string {
 	return out
 }
 
+// startGame is a game host hosts (White) and guest joins.
+func (f *notifyFixture) startGame(t *testing.T, host, guest service.Caller) service.Seated {
+	t.Helper()
+	g, err := f.svc.Create(t.Context(), service.CreateInput{Options: options(t, `{"colorAssignment":"hostWhite"}`), Caller: host})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Join(t.Context(), g.GameID, service.JoinInput{Caller: guest}); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
 func (f *notifyFixture) act(t *testing.T, gameID string, c service.Caller, a game.Action) {
 	t.Helper()
 	f.clock.Advance(time.Second) // each commit at a time of its own: the inbox orders by time
@@ -57,13 +70,7 @@ func TestNotificationsOfAGame(t *testing.T) {
 	f.device(t, ben, 2, "ko")
 	ctx := t.Context()
 
-	g, err := f.svc.Create(ctx, service.CreateInput{Options: options(t, `{"colorAssignment":"hostWhite"}`), Caller: ana})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.svc.Join(ctx, g.GameID, service.JoinInput{Caller: ben}); err != nil {
-		t.Fatal(err)
-	}
+	g := f.startGame(t, ana, ben)
 	// Neither seat has a stream open (seats start not connected): both
 	// phones hear that the game started.
 	if got := f.pushedKinds(); !slices.Equal(got, []string{"gameStarted", "gameStarted"}) {
@@ -317,13 +324,7 @@ func TestNotificationsOfFailedCommitsAllArrive(t *testing.T) {
 	ana, _ := f.player(t, "Ana")
 	ben, _ := f.player(t, "Ben")
 	ctx := t.Context()
-	g, err := f.svc.Create(ctx, service.CreateInput{Options: options(t, `{"colorAssignment":"hostWhite"}`), Caller: ana})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.svc.Join(ctx, g.GameID, service.JoinInput{Caller: ben}); err != nil {
-		t.Fatal(err)
-	}
+	g := f.startGame(t, ana, ben)
 
 	inbox.failing.Store(true)
 	f.act(t, g.GameID, ana, moveUCI("e2e4"))

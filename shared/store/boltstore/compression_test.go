@@ -168,7 +168,7 @@ func BenchmarkUpdateGameRecords(b *testing.B) {
 				rec := service.GameRecord{GameID: fmt.Sprintf("game-%08x", g*2654435761), Version: int64(version[g] + 1), StateVersion: 2,
 					State: records[(g+version[g])%len(records)]}
 				op := &writeOp{key: []byte(rec.GameID), create: create, expected: rec.Version - 1}
-				op.value, _ = encodeRecordWith(rec, mode == "s2")
+				op.value, _ = encodeRecord(rec, mode == "s2")
 				if err := s.write(ctx, op); err != nil {
 					b.Fatal(err)
 				}
@@ -199,10 +199,10 @@ func BenchmarkGameRecordCodec(b *testing.B) {
 			mode := map[bool]string{false: "plain", true: "s2"}[compress]
 			b.Run(fmt.Sprintf("encode/%d/%s", plies, mode), func(b *testing.B) {
 				for b.Loop() {
-					encodeRecordWith(rec, compress)
+					encodeRecord(rec, compress)
 				}
 			})
-			value, _ := encodeRecordWith(rec, compress)
+			value, _ := encodeRecord(rec, compress)
 			b.Run(fmt.Sprintf("decode/%d/%s", plies, mode), func(b *testing.B) {
 				for b.Loop() {
 					if _, err := decodeRecord("g", value); err != nil {

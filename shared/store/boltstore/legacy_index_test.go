@@ -41,7 +41,7 @@ func TestLegacyRecordReadsItsSortTimeAsListedAt(t *testing.T) {
 		t.Fatalf("legacy index = %+v; want ListedAt = UpdatedAt = %v", rec.Index, updated)
 	}
 	// Re-encoded, it says so explicitly and reads the same.
-	again, err := decodeRecord("g", encodeRecord(rec))
+	again, err := decodeRecord("g", encodeValue(rec))
 	if err != nil || !indexEqual(again.Index, rec.Index) {
 		t.Fatalf("re-encoded legacy record = %+v, %v; want %+v", again.Index, err, rec.Index)
 	}

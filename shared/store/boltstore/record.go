@@ -79,16 +79,10 @@ const maxHeader = 1 + 5*binary.MaxVarintLen64 + 1
 // finished byte, three varints, four lengths.
 const maxIndexHeader = 1 + 3*binary.MaxVarintLen64 + 4*binary.MaxVarintLen64
 
-// encodeRecord encodes a record whose index passed rules.ValidateIndex.
-func encodeRecord(rec service.GameRecord) []byte {
-	value, _ := encodeRecordWith(rec, true)
-	return value
-}
-
-// encodeRecordWith is encodeRecord, compressing the state only if allowed
-// (the benchmarks' comparison); stateAt is where the state starts in the
-// value.
-func encodeRecordWith(rec service.GameRecord, allowCompression bool) (value []byte, stateAt int) {
+// encodeRecord encodes a record whose index passed rules.ValidateIndex,
+// compressing the state if allowed (always but in the benchmarks'
+// comparison); stateAt is where the state starts in the value.
+func encodeRecord(rec service.GameRecord, allowCompression bool) (value []byte, stateAt int) {
 	ix := rec.Index
 	indexed := !rules.IsZero(ix)
 	size := maxHeader + len(rec.State)

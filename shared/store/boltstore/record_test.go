@@ -10,9 +10,15 @@ import (
 	"chessapi/shared/service"
 )
 
+// encodeValue is the value the store writes for rec.
+func encodeValue(rec service.GameRecord) []byte {
+	value, _ := encodeRecord(rec, true)
+	return value
+}
+
 func TestDecodeRejectsCorruptValues(t *testing.T) {
-	valid := encodeRecord(service.GameRecord{GameID: "g", Version: 5, StateVersion: 1, State: []byte("s"), Deadline: time.UnixMilli(1)})
-	compressed := encodeRecord(service.GameRecord{GameID: "g", Version: 5, StateVersion: 1, State: bytes.Repeat([]byte("state "), 200)})
+	valid := encodeValue(service.GameRecord{GameID: "g", Version: 5, StateVersion: 1, State: []byte("s"), Deadline: time.UnixMilli(1)})
+	compressed := encodeValue(service.GameRecord{GameID: "g", Version: 5, StateVersion: 1, State: bytes.Repeat([]byte("state "), 200)})
 	if compressed[3]&hasS2 == 0 {
 		t.Fatal("a repetitive state was not compressed")
 	}
@@ -55,13 +61,13 @@ func TestRecordIndexRoundTrip(t *testing.T) {
 	rec := service.GameRecord{GameID: "g", Version: 2, StateVersion: 1, State: []byte("state"), Index: service.GameIndex{
 		Players: [2]string{"white", ""}, Finished: true, LobbyRoom: "free", CreatedAt: at, UpdatedAt: at.Add(time.Second), ListedAt: at.Add(time.Minute), Summary: []byte{0, 1},
 	}}
-	value := encodeRecord(rec)
+	value := encodeValue(rec)
 	got, err := decodeRecord("g", value)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !indexEqual(got.Index, rec.Index) || !bytes.Equal(got.State, rec.State) {
-		t.Fatalf("decodeRecord(encodeRecord(%+v)) = %+v", rec, got)
+		t.Fatalf("decodeRecord(encodeValue(%+v)) = %+v", rec, got)
 	}
 	// The summary is copied out of the value.
 	value[len(value)-len(rec.State)-1] = 9
@@ -71,7 +77,7 @@ func TestRecordIndexRoundTrip(t *testing.T) {
 	// Without an index the value is the format every earlier version wrote.
 	plain := rec
 	plain.Index = service.GameIndex{}
-	if v := encodeRecord(plain); v[3] != 0 {
+	if v := encodeValue(plain); v[3] != 0 {
 		t.Errorf("a record without an index has flags %#x; want none", v[3])
 	}
 }
@@ -86,36 +92,36 @@ func TestRecordRoundTrip(t *testing.T) {
 		GameID: "g", Version: 1 << 50, StateVersion: 3, State: []byte{0, 255, 0},
 		Deadline: time.Unix(1_800_000_000, 1), ExpiresAt: time.Unix(1_900_000_000, 0),
 	}
-	got, err := decodeRecord("g", encodeRecord(rec))
+	got, err := decodeRecord("g", encodeValue(rec))
 	if err != nil {
 		t.Fatal(err)
 	}
 	wantDeadline := time.UnixMilli(1_800_000_000_001) // rounded up to the millisecond
 	if got.Version != rec.Version || got.StateVersion != 3 || !bytes.Equal(got.State, rec.State) ||
 		!got.Deadline.Equal(wantDeadline) || !got.ExpiresAt.Equal(rec.ExpiresAt) {
-		t.Fatalf("decodeRecord(encodeRecord(%+v)) = %+v", rec, got)
+		t.Fatalf("decodeRecord(encodeValue(%+v)) = %+v", rec, got)
 	}
 }
 
 // FuzzDecodeRecord: arbitrary bytes never panic the decoder, and anything it
 // accepts re-encodes to a value that decodes to the same record.
 func FuzzDecodeRecord(f *testing.F) {
-	f.Add(encodeRecord(service.GameRecord{GameID: "g", Version: 1, StateVersion: 1}))
-	f.Add(encodeRecord(service.GameRecord{GameID: "g", Version: 7, StateVersion: 2, State: []byte("state"),
+	f.Add(encodeValue(service.GameRecord{GameID: "g", Version: 1, StateVersion: 1}))
+	f.Add(encodeValue(service.GameRecord{GameID: "g", Version: 7, StateVersion: 2, State: []byte("state"),
 		Deadline: time.UnixMilli(1_800_000_000_000), ExpiresAt: time.Unix(1_900_000_000, 0)}))
 	f.Add([]byte{formatV1, 2, 2, hasDeadline | hasExpiry, 1, 1})
-	f.Add(encodeRecord(service.GameRecord{GameID: "g", Version: 3, StateVersion: 1, State: []byte("s"), Index: service.GameIndex{
+	f.Add(encodeValue(service.GameRecord{GameID: "g", Version: 3, StateVersion: 1, State: []byte("s"), Index: service.GameIndex{
 		Players: [2]string{"w", "b"}, LobbyRoom: "r", CreatedAt: time.UnixMilli(5), UpdatedAt: time.UnixMilli(6), ListedAt: time.UnixMilli(5), Summary: []byte("sum"),
 	}}))
 	f.Add(legacyIndexedValue(1, time.UnixMilli(5), time.UnixMilli(6), "w", "b", "s"))
-	f.Add(encodeRecord(service.GameRecord{GameID: "g", Version: 2, StateVersion: 2, State: bytes.Repeat([]byte("e2e4 "), 200)}))
+	f.Add(encodeValue(service.GameRecord{GameID: "g", Version: 2, StateVersion: 2, State: bytes.Repeat([]byte("e2e4 "), 200)}))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, value []byte) {
 		rec, err := decodeRecord("g", value)
 		if err != nil {
 			return
 		}
-		again, err := decodeRecord("g", encodeRecord(rec))
+		again, err := decodeRecord("g", encodeValue(rec))
 		if err != nil {
 			t.Fatalf("re-decoding %+v: %v", rec, err)
 		}

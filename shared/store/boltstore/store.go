@@ -155,7 +155,7 @@ func encode(rec service.GameRecord) ([]byte, error) {
 	if err := rules.ValidateIndex(rec.GameID, rec.Index); err != nil {
 		return nil, err
 	}
-	value, stateAt := encodeRecordWith(rec, true)
+	value, stateAt := encodeRecord(rec, true)
 	// The limit is on the record as it is, not as compressed: a read
 	// refuses a state that decompresses past it (maxStateSize), and the
 	// DynamoDB store's limit does not depend on this store's compression.
