@@ -113,3 +113,41 @@ func percentile(ds []time.Duration, p int) float64 {
 	rank := (p*len(sorted) + 99) / 100
 	return float64(sorted[max(rank, 1)-1].Microseconds()) / 1000
 }
+
+// BenchmarkAIColdStart measures the AI function as a cold Lambda meets its
+// first request: each iteration starts the function under the emulator (its
+// template memory, so its template-sized transposition table) and sends it
+// POST /v1/ai/move from events/ai/move-movetime-chess960.json (a 1.5 s
+// search with the default evaluation, the embedded network, parsed on this
+// first search), then reads the init duration, the invoke's REPORT
+// duration and the process's peak resident memory.
+//
+//	go test -run '^$' -bench AIColdStart -benchtime 3x ./functions/asdeployed
+func BenchmarkAIColdStart(b *testing.B) {
+	evs := loadEvents(b)
+	s := newStack(b)
+	env := s.env(aiSpec)
+	var inits, invokes []time.Duration
+	var peakMiB float64
+	for range b.N {
+		f := start(b, aiSpec, env)
+		resp, res := invokeHTTP(b, f, "ai move", evs["ai/move-movetime-chess960.json"].Raw)
+		if a := decodeAnswer(b, "ai move", resp.Body); resp.StatusCode != 200 || a.BestMove == "" {
+			b.Fatalf("move-movetime-chess960: %d %s; want 200 with a best move", resp.StatusCode, resp.Body)
+		}
+		rss, err := f.RuntimePeakRSS()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			b.Fatal(err)
+		}
+		inits = append(inits, res.InitDuration)
+		invokes = append(invokes, res.Duration-res.InitDuration)
+		peakMiB = max(peakMiB, float64(rss)/(1<<20))
+	}
+	b.ReportMetric(percentile(inits, 50), "init-p50-ms")
+	b.ReportMetric(percentile(inits, 100), "init-max-ms")
+	b.ReportMetric(percentile(invokes, 50), "first-invoke-p50-ms")
+	b.ReportMetric(peakMiB, "peak-rss-max-MiB")
+}

@@ -45,7 +45,7 @@ type apiAnswer struct {
 	} `json:"score"`
 }
 
-func decodeAnswer(t *testing.T, what, body string) apiAnswer {
+func decodeAnswer(t testing.TB, what, body string) apiAnswer {
 	t.Helper()
 	var a apiAnswer
 	if err := json.Unmarshal([]byte(body), &a); err != nil {

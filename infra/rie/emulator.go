@@ -430,6 +430,42 @@ func (f *Function) Close() error {
 	return f.closeError
 }
 
+// RuntimePeakRSS returns the peak resident memory (VmHWM) of the running
+// function process, in bytes: the figure Lambda's REPORT line gives as "Max
+// Memory Used", which this emulator fills with the configured size instead.
+// It fails when no runtime is running (before the first invoke, or after
+// Close).
+func (f *Function) RuntimePeakRSS() (int64, error) {
+	for _, pid := range childProcesses(f.cmd.Process.Pid) {
+		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err != nil || exe != f.bootstrap {
+			continue
+		}
+		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			return 0, fmt.Errorf("rie: status of %s: %w", f.bootstrap, err)
+		}
+		return peakRSS(string(status))
+	}
+	return 0, fmt.Errorf("rie: no running process of %s", f.bootstrap)
+}
+
+// peakRSS reads the VmHWM line of a /proc/<pid>/status file.
+func peakRSS(status string) (int64, error) {
+	for line := range strings.Lines(status) {
+		rest, ok := strings.CutPrefix(line, "VmHWM:")
+		if !ok {
+			continue
+		}
+		kb, unit, _ := strings.Cut(strings.TrimSpace(rest), " ")
+		n, err := strconv.ParseInt(kb, 10, 64)
+		if err != nil || strings.TrimSpace(unit) != "kB" {
+			return 0, fmt.Errorf("rie: VmHWM line %q: want <n> kB", strings.TrimSpace(line))
+		}
+		return n << 10, nil
+	}
+	return 0, errors.New("rie: no VmHWM line in the process status")
+}
+
 // childProcesses lists the direct children of pid (Linux /proc).
 func childProcesses(pid int) []int {
 	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))

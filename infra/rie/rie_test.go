@@ -117,6 +117,18 @@ func TestParseReport(t *testing.T) {
 	}
 }
 
+func TestPeakRSS(t *testing.T) {
+	status := "Name:\tbootstrap\nVmPeak:\t  1262160 kB\nVmHWM:\t    10340 kB\nVmRSS:\t    10340 kB\n"
+	if got, err := peakRSS(status); err != nil || got != 10340<<10 {
+		t.Errorf("peakRSS = %d, %v; want %d", got, err, 10340<<10)
+	}
+	for _, bad := range []string{"", "VmRSS:\t 10 kB\n", "VmHWM:\t x kB\n", "VmHWM:\t 10 MB\n", "VmHWM:\n"} {
+		if got, err := peakRSS(bad); err == nil {
+			t.Errorf("peakRSS(%q) = %d, nil; want an error", bad, got)
+		}
+	}
+}
+
 func TestAsFunctionError(t *testing.T) {
 	tests := []struct {
 		payload string
@@ -295,6 +307,13 @@ func TestEchoUnderEmulator(t *testing.T) {
 			t.Errorf("warm invoke durations: init %v, duration %v, runtime %v; want 0, > 0, > 0", res.InitDuration, res.Duration, res.RuntimeDuration)
 		}
 		t.Logf("warm: REPORT duration %v, runtime %v, round trip %v", res.Duration, res.RuntimeDuration, res.RoundTrip)
+		// The emulator's REPORT says the configured size; the process says
+		// what it used: an aws-lambda-go echo is a few MiB, far below it.
+		rss, err := f.RuntimePeakRSS()
+		if err != nil || rss < 1<<20 || rss > 256<<20 {
+			t.Errorf("RuntimePeakRSS() = %d, %v; want 1 MiB..256 MiB", rss, err)
+		}
+		t.Logf("warm: peak RSS %.1f MiB", float64(rss)/(1<<20))
 	})
 
 	t.Run("test environment is not inherited", func(t *testing.T) {

@@ -44,15 +44,16 @@ type BenchResult struct {
 func (b BenchResult) NPS() uint64 { return nps(b.Nodes, b.Time) }
 
 // Bench searches every bench position to depth with a fresh engine of the
-// default (classical) evaluation and a fixed table size. The node total
+// default evaluation (the network) and a fixed table size. The node total
 // changes only when the search or the evaluation changes; report, if set,
 // gets one line per position.
 func Bench(depth int, report func(line string)) BenchResult {
-	return benchSearch(depth, 1, EvalClassical, report)
+	return benchSearch(depth, 1, EvalNetwork, report)
 }
 
 // BenchEvaluation is Bench with the evaluation ev (the network's node
-// total changes with the embedded network too).
+// total changes with the embedded network too, the classical one only with
+// the search or eval.go).
 func BenchEvaluation(depth int, ev Evaluation, report func(line string)) BenchResult {
 	return benchSearch(depth, 1, ev, report)
 }

@@ -87,8 +87,8 @@ type Options struct {
 	// MoveOverhead is kept back from clock-based budgets (wtime/btime);
 	// 0 means DefaultMoveOverhead. Fixed move times are handled separately.
 	MoveOverhead time.Duration
-	// Evaluation picks the static evaluation: the classical hand-written
-	// one (the zero value) or the embedded network.
+	// Evaluation picks the static evaluation: the embedded network (the
+	// zero value) or the classical hand-written one.
 	Evaluation Evaluation
 }
 

@@ -19,9 +19,9 @@ var longTests = os.Getenv("ENGINE_LONG") != ""
 
 var allLevels = []Level{LevelEasy, LevelNormal, LevelHard, LevelMax}
 
-// allEvaluations: the behaviour tests run with the default evaluation and
-// with the network the Evaluation option selects.
-var allEvaluations = []Evaluation{EvalClassical, EvalNetwork}
+// allEvaluations: the behaviour tests run with the default evaluation (the
+// network) and with the classical one the Evaluation option selects.
+var allEvaluations = []Evaluation{EvalNetwork, EvalClassical}
 
 func mustFEN(t testing.TB, fen string) *chess.Position {
 	t.Helper()
@@ -242,7 +242,7 @@ func TestFuzzedPositionsGiveLegalMoves(t *testing.T) {
 		n = 1000
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
-	engines := []*Engine{New(Options{HashMB: 4}), New(Options{HashMB: 4, Evaluation: EvalNetwork})}
+	engines := []*Engine{New(Options{HashMB: 4}), New(Options{HashMB: 4, Evaluation: EvalClassical})}
 	for i := range n {
 		e := engines[i/len(allLevels)%2] // every level with either evaluation
 		var start *chess.Position

@@ -5,10 +5,10 @@ import (
 	"chessapi/shared/engine/nnue"
 )
 
-// The static evaluation the search uses: the hand-written evaluation
-// (eval.go) by default, the network (shared/engine/nnue) for Evaluation
-// EvalNetwork — the default only once a match shows it stronger than the
-// classical one, which the current network is not (docs/engine.md,
+// The static evaluation the search uses: the network (shared/engine/nnue)
+// by default, the hand-written evaluation (eval.go) for Evaluation
+// EvalClassical and for the easy level. The network became the default when
+// network max beat classical max at 10+0.1 over 100 games (docs/engine.md,
 // Learned evaluation). With the network, eval.go still evaluates the
 // positions where one side has only its king left (its mop-up terms drive the bare king to the edge, the
 // bishop's corner in KBNK, which the network was never shown).
@@ -24,18 +24,19 @@ import (
 type Evaluation uint8
 
 const (
-	// EvalClassical is the hand-written evaluation of eval.go, the default.
-	EvalClassical Evaluation = iota
-	// EvalNetwork is the learned evaluation embedded in the binary.
-	EvalNetwork
+	// EvalNetwork is the learned evaluation embedded in the binary, the
+	// default.
+	EvalNetwork Evaluation = iota
+	// EvalClassical is the hand-written evaluation of eval.go.
+	EvalClassical
 )
 
-// String returns "classical" or "network".
+// String returns "network" or "classical".
 func (e Evaluation) String() string {
-	if e == EvalNetwork {
-		return "network"
+	if e == EvalClassical {
+		return "classical"
 	}
-	return "classical"
+	return "network"
 }
 
 // ParseEvaluation reads "network" or "classical".
@@ -46,7 +47,7 @@ func ParseEvaluation(s string) (Evaluation, bool) {
 	case "classical":
 		return EvalClassical, true
 	}
-	return EvalClassical, false
+	return EvalNetwork, false
 }
 
 // netEvaluator is the network state of a searcher.

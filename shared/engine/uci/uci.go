@@ -143,7 +143,7 @@ func (s *Session) Handle(line string) bool {
 		s.println("option name Level type combo default max var easy var normal var hard var max")
 		s.printf("option name MultiPV type spin default 1 min 1 max %d\n", engine.MaxMultiPV)
 		s.printf("option name Move Overhead type spin default %d min 0 max 5000\n", engine.DefaultMoveOverhead.Milliseconds())
-		s.println("option name Evaluation type combo default classical var classical var network")
+		s.println("option name Evaluation type combo default network var network var classical")
 		s.println("uciok")
 	case "isready":
 		s.println("readyok")

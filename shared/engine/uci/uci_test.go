@@ -62,7 +62,7 @@ func TestHandshake(t *testing.T) {
 	out := runScript(t, "uci", "isready", "quit")
 	for _, want := range []string{"id name ", "option name Hash type spin", "option name UCI_Chess960 type check",
 		"option name Level type combo", "option name MultiPV type spin default 1 min 1 max 5",
-		"option name Evaluation type combo default classical var classical var network", "uciok", "readyok"} {
+		"option name Evaluation type combo default network var network var classical", "uciok", "readyok"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -209,8 +209,8 @@ func TestNoLegalMove(t *testing.T) {
 // with the session's evaluation (the depth-10 signatures are pinned in
 // shared/engine and cmd/uci).
 func TestBenchCommand(t *testing.T) {
-	classical := engine.Bench(4, nil).Nodes
-	network := engine.BenchEvaluation(4, engine.EvalNetwork, nil).Nodes
+	network := engine.Bench(4, nil).Nodes
+	classical := engine.BenchEvaluation(4, engine.EvalClassical, nil).Nodes
 	if classical == network {
 		t.Fatalf("bench 4: %d nodes with either evaluation; the test cannot tell them apart", classical)
 	}
@@ -218,9 +218,9 @@ func TestBenchCommand(t *testing.T) {
 		script []string
 		nodes  uint64
 	}{
-		{[]string{"bench 4"}, classical},
-		{[]string{"setoption name Evaluation value network", "bench 4"}, network},
-		{[]string{"setoption name Evaluation value network", "setoption name Evaluation value classical", "bench 4"}, classical},
+		{[]string{"bench 4"}, network},
+		{[]string{"setoption name Evaluation value classical", "bench 4"}, classical},
+		{[]string{"setoption name Evaluation value classical", "setoption name Evaluation value network", "bench 4"}, network},
 	} {
 		out := runScript(t, tc.script...)
 		want := fmt.Sprintf("bench depth 4 positions 13 nodes %d ", tc.nodes)
