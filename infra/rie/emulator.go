@@ -420,8 +420,7 @@ func (f *Function) Close() error {
 			f.closeError = fmt.Errorf("rie: emulator for %s ignored SIGTERM and was killed", f.bootstrap)
 		}
 		for _, pid := range runtimes {
-			// Only if it is still our bootstrap (pids are reused).
-			if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil && exe == f.bootstrap {
+			if f.isRuntime(pid) { // still our bootstrap: pids are reused
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 			}
 		}
@@ -437,7 +436,7 @@ func (f *Function) Close() error {
 // Close).
 func (f *Function) RuntimePeakRSS() (int64, error) {
 	for _, pid := range childProcesses(f.cmd.Process.Pid) {
-		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err != nil || exe != f.bootstrap {
+		if !f.isRuntime(pid) {
 			continue
 		}
 		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
@@ -447,6 +446,12 @@ func (f *Function) RuntimePeakRSS() (int64, error) {
 		return peakRSS(string(status))
 	}
 	return 0, fmt.Errorf("rie: no running process of %s", f.bootstrap)
+}
+
+// isRuntime reports whether process pid runs this function's bootstrap.
+func (f *Function) isRuntime(pid int) bool {
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	return err == nil && exe == f.bootstrap
 }
 
 // peakRSS reads the VmHWM line of a /proc/<pid>/status file.
