@@ -38,6 +38,11 @@ const (
 	attrDeadline     = "deadline"
 	attrArmedAt      = "armedAt"
 	attrExpiresAt    = "expiresAt"
+	// attrWriteToken is a random value every Create and Update writes, so
+	// a writer whose conditional write failed can tell whether the item
+	// holding its version is its own (an SDK retry of a write that had
+	// succeeded) or a concurrent writer's. Not part of the record.
+	attrWriteToken = "writeToken"
 )
 
 // KeyAttribute is the table's partition key (type S).

@@ -7,7 +7,9 @@
 // is read with Query on its global secondary indexes (index.go). Only
 // these operations are used (no transactions, no UpdateItem, no
 // ReturnValuesOnConditionCheckFailure) so the store also runs against
-// dynalite.
+// dynalite. Every write carries a random write token, so that a
+// conditional write retried by the SDK after it had been applied is
+// recognised as the writer's own (ownWrite), not reported as a conflict.
 //
 // The endpoint comes from the AWS SDK configuration: AWS_ENDPOINT_URL_DYNAMODB
 // (honoured by config.LoadDefaultConfig) points it at an emulator.
@@ -17,12 +19,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/middleware"
 
 	"chessapi/shared/service"
 	"chessapi/shared/store/internal/rules"
@@ -67,16 +72,21 @@ func (s *Store) Table() string { return s.table }
 
 // Create stores a new record; service.ErrAlreadyExists if the id is taken.
 func (s *Store) Create(ctx context.Context, rec service.GameRecord) error {
-	item, err := s.item(rec)
+	token := newWriteToken()
+	item, err := s.item(rec, token)
 	if err != nil {
 		return fmt.Errorf("dynamostore: create game %q: %w", rec.GameID, err)
 	}
+	var attempts atomic.Int32
 	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:                aws.String(s.table),
 		Item:                     item,
 		ConditionExpression:      aws.String("attribute_not_exists(#id)"),
 		ExpressionAttributeNames: map[string]string{"#id": attrGameID},
-	})
+	}, countAttempts(&attempts))
+	if err != nil && attempts.Load() > 1 && s.ownWrite(ctx, err, rec, token) {
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("dynamostore: create game %q: %w", rec.GameID, mapError(err, service.ErrAlreadyExists))
 	}
@@ -113,17 +123,22 @@ func (s *Store) Get(ctx context.Context, gameID string) (service.GameRecord, err
 // Update replaces the whole item if its version is still expectedVersion;
 // service.ErrVersionConflict otherwise, also when there is no item.
 func (s *Store) Update(ctx context.Context, rec service.GameRecord, expectedVersion int64) error {
-	item, err := s.item(rec)
+	token := newWriteToken()
+	item, err := s.item(rec, token)
 	if err != nil {
 		return fmt.Errorf("dynamostore: update game %q: %w", rec.GameID, err)
 	}
+	var attempts atomic.Int32
 	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:                 aws.String(s.table),
 		Item:                      item,
 		ConditionExpression:       aws.String("#v = :expected"),
 		ExpressionAttributeNames:  map[string]string{"#v": attrVersion},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":expected": number(expectedVersion)},
-	})
+	}, countAttempts(&attempts))
+	if err != nil && attempts.Load() > 1 && s.ownWrite(ctx, err, rec, token) {
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("dynamostore: update game %q from version %d: %w", rec.GameID, expectedVersion, mapError(err, service.ErrVersionConflict))
 	}
@@ -144,9 +159,62 @@ func (e *TooLargeError) Error() string {
 
 func (e *TooLargeError) Unwrap() error { return service.ErrTooLarge }
 
-// item validates rec and encodes it, refusing oversize items before they
-// reach the network.
-func (s *Store) item(rec service.GameRecord) (map[string]types.AttributeValue, error) {
+// newWriteToken is a fresh attrWriteToken value: 64 random bits are
+// plenty, as it only has to differ from the other writes of one version.
+// Always 16 characters, so an item's size does not depend on it.
+func newWriteToken() string { return fmt.Sprintf("%016x", rand.Uint64()) }
+
+// countAttempts counts the attempts the SDK's retryer makes of one call
+// (the middleware sits after the "Retry" step, so it runs once per
+// attempt): a condition failed on the first attempt is a plain conflict,
+// and only one failed on a retry needs ownWrite's read.
+func countAttempts(n *atomic.Int32) func(*dynamodb.Options) {
+	return func(o *dynamodb.Options) {
+		o.APIOptions = append(o.APIOptions, func(stack *middleware.Stack) error {
+			return stack.Finalize.Insert(middleware.FinalizeMiddlewareFunc("chessapiCountAttempts",
+				func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+					n.Add(1)
+					return next.HandleFinalize(ctx, in)
+				}), "Retry", middleware.After)
+		})
+	}
+}
+
+// ownWrite tells whether err, a failed conditional write of rec carrying
+// token, failed only because the write had already been applied: the AWS
+// SDK retries a request after a connection reset, a timeout or a 5xx
+// (aws-sdk-go-v2 retry.Standard, DefaultRetryables; DynamoDB's error
+// handling guide), and a retry of a conditional write that DynamoDB had
+// applied fails its own condition. A strongly consistent read of the
+// item's version and token settles it; any doubt (another version, another
+// token, a failed read) is the conflict the write reported, which the
+// caller resolves from a fresh read.
+func (s *Store) ownWrite(ctx context.Context, err error, rec service.GameRecord, token string) bool {
+	var ccf *types.ConditionalCheckFailedException
+	if !errors.As(err, &ccf) {
+		return false
+	}
+	out, getErr := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:                aws.String(s.table),
+		Key:                      map[string]types.AttributeValue{attrGameID: &types.AttributeValueMemberS{Value: rec.GameID}},
+		ConsistentRead:           aws.Bool(true),
+		ProjectionExpression:     aws.String("#v, #w"),
+		ExpressionAttributeNames: map[string]string{"#v": attrVersion, "#w": attrWriteToken},
+	})
+	if getErr != nil || out.Item == nil {
+		return false
+	}
+	stored, ok := out.Item[attrWriteToken].(*types.AttributeValueMemberS)
+	if !ok || stored.Value != token {
+		return false
+	}
+	version, present, vErr := intAttr(out.Item, attrVersion)
+	return present && vErr == nil && version == rec.Version
+}
+
+// item validates rec and encodes it with its write token, refusing
+// oversize items before they reach the network.
+func (s *Store) item(rec service.GameRecord, token string) (map[string]types.AttributeValue, error) {
 	switch {
 	case rec.GameID == "":
 		return nil, errEmptyID
@@ -159,6 +227,7 @@ func (s *Store) item(rec service.GameRecord) (map[string]types.AttributeValue, e
 		return nil, err
 	}
 	item := encodeItem(rec)
+	item[attrWriteToken] = &types.AttributeValueMemberS{Value: token}
 	if size := itemSize(item); size > MaxItemSize {
 		return nil, &TooLargeError{Size: size, Limit: MaxItemSize}
 	}

@@ -52,6 +52,7 @@ func TestAgainstEmulators(t *testing.T) {
 				t.Run("ItemSizeLimit", func(t *testing.T) { testItemSizeLimit(t, endpoint) })
 			}
 			t.Run("CorruptItem", func(t *testing.T) { testCorruptItem(t, endpoint) })
+			t.Run("LostResponse", func(t *testing.T) { testLostResponse(t, endpoint) })
 		})
 	}
 }
@@ -106,9 +107,14 @@ func testItemLayout(t *testing.T, endpoint string) {
 		"state":        "B:\x00\x01\x02",
 		"deadline":     "N:1800000000001",
 		"expiresAt":    "N:1900000001",
+		"writeToken":   "S:?", // random per write (ownWrite)
 	}
 	got := map[string]string{}
 	for name, v := range out.Item {
+		if _, ok := v.(*types.AttributeValueMemberS); ok && name == "writeToken" {
+			got[name] = "S:?"
+			continue
+		}
 		switch v := v.(type) {
 		case *types.AttributeValueMemberS:
 			got[name] = "S:" + v.Value
@@ -140,8 +146,9 @@ func testItemSizeLimit(t *testing.T, endpoint string) {
 
 	// Attribute overhead of this record besides the state bytes:
 	// gameId(6)+"limit1"(6) + version(7)+N 1(2) + stateVersion(12)+N 1(2)
-	// + deadline(8)+N 1800000000000(3) + state(5) = 51.
-	const overhead = 51
+	// + deadline(8)+N 1800000000000(3) + state(5)
+	// + writeToken(10)+16 hex digits(16) = 77.
+	const overhead = 77
 	rec := service.GameRecord{
 		GameID:       "limit1",
 		Version:      1,
@@ -174,6 +181,7 @@ func testItemSizeLimit(t *testing.T, endpoint string) {
 			"stateVersion": &types.AttributeValueMemberN{Value: "1"},
 			"deadline":     &types.AttributeValueMemberN{Value: "1800000000000"},
 			"state":        &types.AttributeValueMemberB{Value: over.State},
+			"writeToken":   &types.AttributeValueMemberS{Value: "0123456789abcdef"},
 		},
 	})
 	if err == nil || !strings.Contains(err.Error(), "Item size has exceeded") {
