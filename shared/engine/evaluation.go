@@ -7,8 +7,9 @@ import (
 
 // The static evaluation the search uses: the network (shared/engine/nnue)
 // by default, the hand-written evaluation (eval.go) for Evaluation
-// EvalClassical and for the weakened levels easy, normal and hard (their
-// classical flag in levels.go: calibrated on it). The network became the default when
+// EvalClassical and for the weakened level easy (its classical flag in
+// levels.go: calibrated on it; normal and hard were recalibrated on the
+// network). The network became the default when
 // network max beat classical max at 10+0.1 over 100 games (docs/engine.md,
 // Learned evaluation). With the network, eval.go still evaluates the
 // positions where one side has only its king left (its mop-up terms drive the bare king to the edge, the

@@ -98,9 +98,10 @@ type levelSettings struct {
 	mateProbeNodes uint64
 	// classical makes the level evaluate with eval.go even on an engine
 	// with Evaluation EvalNetwork, the default (the whole search, probe
-	// included): the weakened levels were calibrated against Stockfish on
-	// the classical evaluation and keep it until they are recalibrated on
-	// the network (docs/engine.md). Max follows the engine's evaluation.
+	// included). Easy keeps it: it was calibrated against Stockfish on the
+	// classical evaluation. Normal and hard follow the engine's evaluation,
+	// like max: they were recalibrated on the network (docs/engine.md,
+	// "Strength"; 64 games each against Stockfish's UCI_Elo).
 	classical bool
 }
 
@@ -109,8 +110,8 @@ type levelSettings struct {
 var levelTable = [...]levelSettings{
 	LevelMax:    {name: "max", thinkTime: DefaultMoveTime},
 	LevelEasy:   {name: "easy", label: 900, thinkTime: 200 * time.Millisecond, maxDepth: 1, evalNoise: 88, pickMargin: 112, mateProbeDepth: 7, mateProbeNodes: 30_000, classical: true},
-	LevelNormal: {name: "normal", label: 1300, thinkTime: 900 * time.Millisecond, maxDepth: 3, evalNoise: 80, pickMargin: 80, mateProbeDepth: 9, mateProbeNodes: 100_000, classical: true},
-	LevelHard:   {name: "hard", label: 1600, thinkTime: 2200 * time.Millisecond, maxDepth: 4, evalNoise: 50, pickMargin: 40, mateProbeDepth: 11, mateProbeNodes: 300_000, classical: true},
+	LevelNormal: {name: "normal", label: 1300, thinkTime: 900 * time.Millisecond, maxDepth: 3, evalNoise: 80, pickMargin: 80, mateProbeDepth: 9, mateProbeNodes: 100_000},
+	LevelHard:   {name: "hard", label: 1600, thinkTime: 2200 * time.Millisecond, maxDepth: 4, evalNoise: 80, pickMargin: 70, mateProbeDepth: 11, mateProbeNodes: 300_000},
 }
 
 func (l Level) settings() *levelSettings {
