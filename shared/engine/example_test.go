@@ -61,8 +61,8 @@ func ExampleWDL() {
 		fmt.Println(s, win, draw, loss)
 	}
 	// Output:
-	// cp 0 297 406 297
-	// cp 100 523 337 140
-	// cp -300 24 95 881
+	// cp 0 325 350 325
+	// cp 100 590 272 138
+	// cp -300 18 54 928
 	// mate 2 1000 0 0
 }

@@ -22,10 +22,11 @@ import (
 //	a(t) = wdlA0 + wdlA1·t + wdlA2·t²     b = wdlB
 //
 // The coefficients are the maximum-likelihood fit to the outcomes of 400 of
-// this engine's own games (45 734 positions; docs/engine.md,
-// "Win/draw/loss"; the fit is TestWDLCalibration, run with ENGINE_WDLFIT).
-// Letting b depend on the material too did not fit better. a is positive
-// over the whole range (its minimum is about 72 at t ≈ 1.06).
+// this engine's own games with the network evaluation (46 546 positions;
+// docs/engine.md, "Win/draw/loss"; the fit is TestWDLCalibration, run with
+// ENGINE_WDLFIT). Letting b depend on the material too did not fit better
+// on the classical fit. a is positive over the whole range (its minimum is
+// about 58 at t ≈ 1.15).
 //
 // Per mille values are rounded half up, win and loss each from its own
 // formula, and draw takes the rest, so the three sum to 1000, a score and
@@ -36,10 +37,10 @@ const (
 	wdlMaterialMax = 78
 	wdlMaterialRef = 58
 
-	wdlA0 = 314.7
-	wdlA1 = -457.9
-	wdlA2 = 216.4
-	wdlB  = 105.0
+	wdlA0 = 368.0
+	wdlA1 = -540.6
+	wdlA2 = 235.4
+	wdlB  = 91.1
 
 	// wdlScoreClamp bounds the centipawns fed to the model: beyond it the
 	// chances do not move any more (and exp cannot overflow).
