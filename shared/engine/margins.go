@@ -27,6 +27,15 @@ const (
 	nmpEvalDivisor  = 200
 	nmpMaxEvalBonus = 3
 
+	// Singular extensions: from seMinDepth on, a hash move whose lower or
+	// exact score is at most seTTDepthMargin plies shallower is searched one
+	// ply deeper when every other move fails below its score minus
+	// seMarginPerDepth·depth at half depth; when that reduced search beats
+	// beta as well, the node is cut (multi-cut).
+	seMinDepth       = 8
+	seTTDepthMargin  = 3
+	seMarginPerDepth = 2
+
 	// Internal iterative reduction: without a hash move, search one ply less.
 	iirMinDepth = 4
 

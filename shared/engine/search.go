@@ -48,6 +48,9 @@ type stackEntry struct {
 	movedPiece chess.Piece // the piece that made it
 	staticEval int32
 	nullDist   int // plies since the last null move on the path
+	// excluded is the hash move left out by the singular-extension
+	// search of this node (NoMove outside it).
+	excluded chess.Move
 }
 
 // rootScore is a root move's exact score, kept for weakened levels.
@@ -81,6 +84,7 @@ type searcher struct {
 	nodes     uint64
 	seldepth  int
 	stopped   bool
+	rootDepth int // the iteration's depth (singular extensions stay within twice it)
 
 	// Weakening (zero at full strength).
 	salt      uint64 // xored into TT keys so weakened results stay apart
@@ -210,7 +214,7 @@ func (s *searcher) iterate(cfg searchConfig) Result {
 	prevBest := chess.NoMove
 	stable := 0
 	for depth := 1; depth <= cfg.maxDepth; depth++ {
-		s.seldepth = 0
+		s.seldepth, s.rootDepth = 0, depth
 		s.rootScores = s.rootScores[:0]
 		s.excluded = s.excluded[:0]
 		cur = cur[:0]

@@ -53,6 +53,11 @@ func (s *searcher) negamax(ply, depth int, alpha, beta int32, cutNode bool) int3
 
 	key := pos.Hash() ^ s.salt
 	tte, hit := s.tt.probe(key)
+	// The singular-extension search of this node (st.excluded set) is a
+	// search of a different move set: it neither reads nor writes the
+	// node's entry.
+	singularSearch := st.excluded != chess.NoMove
+	hit = hit && !singularSearch
 	ttMove := chess.NoMove
 	var ttScore int32
 	if hit {
@@ -75,16 +80,36 @@ func (s *searcher) negamax(ply, depth int, alpha, beta int32, cutNode bool) int3
 	n.improving = !inCheck && ply >= 2 && n.staticEval > s.stack[ply-2].staticEval
 	s.heur.killers[ply+1] = [2]chess.Move{}
 
-	if !pvNode && !inCheck && !s.fullWidth {
+	if !pvNode && !inCheck && !s.fullWidth && !singularSearch {
 		if v, ok := s.pruneNode(&n, alpha, beta, eval); ok {
 			return v
 		}
 	}
 
 	// Internal iterative reduction: no hash move, probably a poor node.
-	if depth >= iirMinDepth && ttMove == chess.NoMove && (pvNode || cutNode) && !s.fullWidth {
+	if depth >= iirMinDepth && ttMove == chess.NoMove && (pvNode || cutNode) && !s.fullWidth && !singularSearch {
 		depth--
 		n.depth = depth
+	}
+
+	// Singular extension: is the hash move much better than every other?
+	ttExt := 0
+	if !root && hit && ttMove != chess.NoMove && depth >= seMinDepth && !s.fullWidth &&
+		int(tte.depth) >= depth-seTTDepthMargin && tte.bound() != boundUpper &&
+		abs32(ttScore) < mateBound && ply < 2*s.rootDepth {
+		singularBeta := ttScore - int32(seMarginPerDepth*depth)
+		st.excluded = ttMove
+		v := s.negamax(ply, (depth-1)/2, singularBeta-1, singularBeta, cutNode)
+		st.excluded = chess.NoMove
+		if s.stopped {
+			return 0
+		}
+		switch {
+		case v < singularBeta:
+			ttExt = 1
+		case singularBeta >= beta:
+			return singularBeta // multi-cut: another move beats beta too
+		}
 	}
 
 	if root && s.rootHint != chess.NoMove {
@@ -110,6 +135,9 @@ func (s *searcher) negamax(ply, depth int, alpha, beta int32, cutNode bool) int3
 			break
 		}
 		if root && len(s.excluded) > 0 && s.isExcluded(m) {
+			continue
+		}
+		if m == st.excluded {
 			continue
 		}
 		quiet := !isNoisy(pos, m)
@@ -153,7 +181,11 @@ func (s *searcher) negamax(ply, depth int, alpha, beta int32, cutNode bool) int3
 			if depth >= lmrMinDepth && moveCount > 1+boolInt(pvNode) && (quiet || order < 0) && !s.fullWidth {
 				r = reduction(&n, moveCount, quiet, givesCheck || special, hist)
 			}
-			score = s.searchMove(&n, moveCount, r, alpha, beta)
+			ext := 0
+			if m == ttMove {
+				ext = ttExt
+			}
+			score = s.searchMove(&n, moveCount, r, ext, alpha, beta)
 		}
 		if s.stopped {
 			return 0
@@ -182,6 +214,12 @@ func (s *searcher) negamax(ply, depth int, alpha, beta int32, cutNode bool) int3
 		}
 	}
 
+	if singularSearch {
+		if moveCount == 0 {
+			return alpha // the excluded move was the only one
+		}
+		return bestScore
+	}
 	// The root is not stored when its score is of some moves only (exact
 	// root scores of weakened levels, later multi-PV lines).
 	if !(root && (s.exactRoot || s.pvIdx > 0)) {
@@ -351,10 +389,11 @@ func reduction(n *node, moveCount int, quiet, lighter bool, hist int32) int {
 
 // searchMove searches the move just played from node n (stack[n.ply+1])
 // the PVS way: a zero-window search reduced by r plies (r < 0: none), again
-// at full depth if that beats alpha, and with the full window at PV nodes
-// for the first move and for any move that lands inside the window.
-func (s *searcher) searchMove(n *node, moveCount, r int, alpha, beta int32) int32 {
-	ply, newDepth := n.ply, n.depth-1
+// at full depth (extended by ext plies) if that beats alpha, and with the
+// full window at PV nodes for the first move and for any move that lands
+// inside the window.
+func (s *searcher) searchMove(n *node, moveCount, r, ext int, alpha, beta int32) int32 {
+	ply, newDepth := n.ply, n.depth-1+ext
 	var score int32
 	fullZeroWindow := !n.pvNode || moveCount > 1
 	if r >= 0 {
