@@ -101,6 +101,7 @@ func (s *searcher) negamax(ply, depth int, alpha, beta int32, cutNode bool) int3
 		st.excluded = ttMove
 		v := s.negamax(ply, (depth-1)/2, singularBeta-1, singularBeta, cutNode)
 		st.excluded = chess.NoMove
+		s.pvLen[ply] = 0 // the line found without the hash move is not this node's
 		if s.stopped {
 			return 0
 		}
