@@ -233,6 +233,11 @@ func eval[T any](p *page, js string) T {
 // waitFor waits until a JavaScript expression is truthy.
 func (p *page) waitFor(what, js string, timeout time.Duration) {
 	p.t.Helper()
+	// The timeouts are what the page needs on an idle machine; make test
+	// runs this package beside the others on two cores, where a ready
+	// step once took longer than its 5 s. A wait that passes returns as
+	// soon as its condition holds, so the slack costs only failing runs.
+	timeout *= waitSlack
 	ctx, cancel := context.WithTimeout(p.ctx, timeout+5*time.Second)
 	defer cancel()
 	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(timeout))); err != nil {
@@ -240,6 +245,9 @@ func (p *page) waitFor(what, js string, timeout time.Duration) {
 		p.t.Fatalf("%s: waiting for %s: %v (page: %s)", p.name, what, err, state)
 	}
 }
+
+// waitSlack multiplies every waitFor timeout (see there).
+const waitSlack = 3
 
 // click presses the mouse on an element's centre (a desktop user).
 func (p *page) click(sel string) {
