@@ -9,7 +9,7 @@
 // ReturnValuesOnConditionCheckFailure) so the store also runs against
 // dynalite. Every write carries a random write token, so that a
 // conditional write retried by the SDK after it had been applied is
-// recognised as the writer's own (ownWrite), not reported as a conflict.
+// recognised as the writer's own (conditionalPut), not reported as a conflict.
 //
 // The endpoint comes from the AWS SDK configuration: AWS_ENDPOINT_URL_DYNAMODB
 // (honoured by config.LoadDefaultConfig) points it at an emulator.
@@ -77,16 +77,12 @@ func (s *Store) Create(ctx context.Context, rec service.GameRecord) error {
 	if err != nil {
 		return fmt.Errorf("dynamostore: create game %q: %w", rec.GameID, err)
 	}
-	var attempts atomic.Int32
-	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
+	err = s.conditionalPut(ctx, &dynamodb.PutItemInput{
 		TableName:                aws.String(s.table),
 		Item:                     item,
 		ConditionExpression:      aws.String("attribute_not_exists(#id)"),
 		ExpressionAttributeNames: map[string]string{"#id": attrGameID},
-	}, countAttempts(&attempts))
-	if err != nil && attempts.Load() > 1 && s.ownWrite(ctx, err, rec, token) {
-		return nil
-	}
+	}, rec.GameID, token)
 	if err != nil {
 		return fmt.Errorf("dynamostore: create game %q: %w", rec.GameID, mapError(err, service.ErrAlreadyExists))
 	}
@@ -128,17 +124,13 @@ func (s *Store) Update(ctx context.Context, rec service.GameRecord, expectedVers
 	if err != nil {
 		return fmt.Errorf("dynamostore: update game %q: %w", rec.GameID, err)
 	}
-	var attempts atomic.Int32
-	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
+	err = s.conditionalPut(ctx, &dynamodb.PutItemInput{
 		TableName:                 aws.String(s.table),
 		Item:                      item,
 		ConditionExpression:       aws.String("#v = :expected"),
 		ExpressionAttributeNames:  map[string]string{"#v": attrVersion},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":expected": number(expectedVersion)},
-	}, countAttempts(&attempts))
-	if err != nil && attempts.Load() > 1 && s.ownWrite(ctx, err, rec, token) {
-		return nil
-	}
+	}, rec.GameID, token)
 	if err != nil {
 		return fmt.Errorf("dynamostore: update game %q from version %d: %w", rec.GameID, expectedVersion, mapError(err, service.ErrVersionConflict))
 	}
@@ -167,7 +159,7 @@ func newWriteToken() string { return fmt.Sprintf("%016x", rand.Uint64()) }
 // countAttempts counts the attempts the SDK's retryer makes of one call
 // (the middleware sits after the "Retry" step, so it runs once per
 // attempt): a condition failed on the first attempt is a plain conflict,
-// and only one failed on a retry needs ownWrite's read.
+// and only one failed on a retry needs conditionalPut's read.
 func countAttempts(n *atomic.Int32) func(*dynamodb.Options) {
 	return func(o *dynamodb.Options) {
 		o.APIOptions = append(o.APIOptions, func(stack *middleware.Stack) error {
@@ -180,36 +172,37 @@ func countAttempts(n *atomic.Int32) func(*dynamodb.Options) {
 	}
 }
 
-// ownWrite tells whether err, a failed conditional write of rec carrying
-// token, failed only because the write had already been applied: the AWS
-// SDK retries a request after a connection reset, a timeout or a 5xx
-// (aws-sdk-go-v2 retry.Standard, DefaultRetryables; DynamoDB's error
-// handling guide), and a retry of a conditional write that DynamoDB had
-// applied fails its own condition. A strongly consistent read of the
-// item's version and token settles it; any doubt (another version, another
-// token, a failed read) is the conflict the write reported, which the
-// caller resolves from a fresh read.
-func (s *Store) ownWrite(ctx context.Context, err error, rec service.GameRecord, token string) bool {
-	var ccf *types.ConditionalCheckFailedException
-	if !errors.As(err, &ccf) {
-		return false
+// conditionalPut sends in, the conditional PutItem of game gameID's item
+// carrying token, and answers nil also when its condition failed only
+// because the write had already been applied: the AWS SDK retries a
+// request after a connection reset, a timeout or a 5xx (aws-sdk-go-v2
+// retry.Standard, DefaultRetryables; DynamoDB's error handling guide), and
+// a retry of a conditional write that DynamoDB had applied fails its own
+// condition. Only a condition failed on a retry costs a strongly
+// consistent read of the item's token; any doubt (another token, a failed
+// read) is the conflict the write reported, which the caller resolves from
+// a fresh read.
+func (s *Store) conditionalPut(ctx context.Context, in *dynamodb.PutItemInput, gameID, token string) error {
+	var attempts atomic.Int32
+	_, err := s.client.PutItem(ctx, in, countAttempts(&attempts))
+	if err == nil || attempts.Load() < 2 || !isConditionFailed(err) {
+		return err
 	}
 	out, getErr := s.client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:                aws.String(s.table),
-		Key:                      map[string]types.AttributeValue{attrGameID: &types.AttributeValueMemberS{Value: rec.GameID}},
+		Key:                      map[string]types.AttributeValue{attrGameID: &types.AttributeValueMemberS{Value: gameID}},
 		ConsistentRead:           aws.Bool(true),
-		ProjectionExpression:     aws.String("#v, #w"),
-		ExpressionAttributeNames: map[string]string{"#v": attrVersion, "#w": attrWriteToken},
+		ProjectionExpression:     aws.String("#w"),
+		ExpressionAttributeNames: map[string]string{"#w": attrWriteToken},
 	})
 	if getErr != nil || out.Item == nil {
-		return false
+		return err
 	}
-	stored, ok := out.Item[attrWriteToken].(*types.AttributeValueMemberS)
-	if !ok || stored.Value != token {
-		return false
+	// The token is this write's alone, so it also stands for the version.
+	if stored, ok := out.Item[attrWriteToken].(*types.AttributeValueMemberS); ok && stored.Value == token {
+		return nil
 	}
-	version, present, vErr := intAttr(out.Item, attrVersion)
-	return present && vErr == nil && version == rec.Version
+	return err
 }
 
 // item validates rec and encodes it with its write token, refusing

@@ -107,7 +107,7 @@ func testItemLayout(t *testing.T, endpoint string) {
 		"state":        "B:\x00\x01\x02",
 		"deadline":     "N:1800000000001",
 		"expiresAt":    "N:1900000001",
-		"writeToken":   "S:?", // random per write (ownWrite)
+		"writeToken":   "S:?", // random per write (conditionalPut)
 	}
 	got := map[string]string{}
 	for name, v := range out.Item {
