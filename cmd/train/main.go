@@ -10,6 +10,9 @@
 // After every epoch the command prints the training and validation loss,
 // writes OUT/checkpoint.gob (continue with -resume) and OUT/epoch-N.nnue.
 // -scale 0 fits the score scale to the data first (train.FitScale).
+// -init starts from an exported network (the embedded one, say) instead of
+// random weights, with a fresh optimiser: a further round of training on
+// new data without the data the network was made from.
 package main
 
 import (
@@ -43,6 +46,8 @@ type options struct {
 	valData    string
 	out        string
 	resume     string
+	init       string
+	set        map[string]bool // flags given on the command line
 	val        float64
 	epochs     int
 	limit      int
@@ -57,6 +62,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.valData, "valdata", "", "validate on the tails of these files instead (comma-separated; -data files not named here are trained on whole)")
 	fs.StringVar(&o.out, "out", "", "directory for checkpoints and exported networks (required)")
 	fs.StringVar(&o.resume, "resume", "", "checkpoint to continue (its settings win over the flags below)")
+	fs.StringVar(&o.init, "init", "", "exported network (.nnue) to start from instead of random weights; its hidden size, buckets and scale are used")
 	fs.Float64Var(&o.val, "val", 0.02, "share of each file held out for validation")
 	fs.IntVar(&o.epochs, "epochs", 20, "train until this many epochs are complete")
 	fs.IntVar(&o.limit, "limit", 0, "use at most this many training positions, the first of each file (0 = all)")
@@ -75,6 +81,8 @@ func parseFlags(args []string) (options, error) {
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
+	o.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
 	switch {
 	case fs.NArg() > 0:
 		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -86,6 +94,8 @@ func parseFlags(args []string) (options, error) {
 		return o, fmt.Errorf("-val %g: want 0 <= val < 1", o.val)
 	case o.epochs < 1:
 		return o, fmt.Errorf("-epochs %d: want at least 1", o.epochs)
+	case o.init != "" && o.resume != "":
+		return o, errors.New("-init and -resume: give one (a checkpoint already holds its model)")
 	}
 	return o, nil
 }
@@ -212,6 +222,15 @@ func run(args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
+	} else if o.init != "" {
+		model, err := initialModel(&o)
+		if err != nil {
+			return err
+		}
+		if t, err = train.NewTrainerFrom(o.cfg, model, trainSet); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "train: starting from %s\n", o.init)
 	} else {
 		if o.cfg.Scale == 0 {
 			o.cfg.Scale = train.FitScale(trainSet)
@@ -242,6 +261,31 @@ func run(args []string, stdout io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// initialModel reads the -init network and sets the config's shape and
+// scale to its own: the scale is part of what its outputs mean, so a -scale
+// or shape that differs is an error rather than a silent change.
+func initialModel(o *options) (*train.Model, error) {
+	b, err := os.ReadFile(o.init)
+	if err != nil {
+		return nil, fmt.Errorf("-init: %w", err)
+	}
+	w, err := nnue.ParseWeights(b)
+	if err != nil {
+		return nil, fmt.Errorf("-init %s: %w", o.init, err)
+	}
+	model := train.ModelFromWeights(w)
+	switch {
+	case o.set["hidden"] && o.cfg.Hidden != model.Hidden:
+		return nil, fmt.Errorf("-hidden %d: the -init network has %d", o.cfg.Hidden, model.Hidden)
+	case o.set["buckets"] && o.cfg.Buckets != model.Buckets:
+		return nil, fmt.Errorf("-buckets %d: the -init network has %d", o.cfg.Buckets, model.Buckets)
+	case o.cfg.Scale != 0 && o.cfg.Scale != float64(w.Scale):
+		return nil, fmt.Errorf("-scale %g: the -init network's scale is %d", o.cfg.Scale, w.Scale)
+	}
+	o.cfg.Hidden, o.cfg.Buckets, o.cfg.Scale = model.Hidden, model.Buckets, float64(w.Scale)
+	return model, nil
 }
 
 // save writes the checkpoint (atomically) and the epoch's network, and

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -111,6 +112,51 @@ func TestTrainCommand(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(part, "epoch-4.nnue"))
 	if len(a) == 0 || !bytes.Equal(a, b) {
 		t.Errorf("resumed network (%d bytes) differs from the uninterrupted one (%d bytes)", len(b), len(a))
+	}
+}
+
+// TestTrainFromInit goes on from an exported network with -init: the run's
+// starting validation loss is the network's (not a random start's), the
+// network's scale and shape are taken, and a -scale that differs is refused.
+func TestTrainFromInit(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "material.bin")
+	writeMaterialData(t, data, 2, 5000)
+	base := []string{"-data", data, "-batch", "256", "-lr", "0.01", "-lambda", "1", "-val", "0.2", "-threads", "2", "-seed", "4"}
+	first := filepath.Join(dir, "first")
+	var out bytes.Buffer
+	if err := run(append(base, "-out", first, "-epochs", "4", "-scale", "150"), &out); err != nil {
+		t.Fatalf("train: %v\n%s", err, out.String())
+	}
+	losses := func(s string) map[int]float64 {
+		m := map[int]float64{}
+		for _, g := range validationLoss.FindAllStringSubmatch(s, -1) {
+			e, _ := strconv.Atoi(g[1])
+			m[e], _ = strconv.ParseFloat(g[2], 64)
+		}
+		return m
+	}
+	trained := losses(out.String())
+	net := filepath.Join(first, "epoch-4.nnue")
+	out.Reset()
+	if err := run(append(base, "-out", filepath.Join(dir, "second"), "-epochs", "1", "-init", net, "-lr", "0.001"), &out); err != nil {
+		t.Fatalf("train -init: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "scale 150") {
+		t.Errorf("-init run does not use the network's scale 150:\n%s", out.String())
+	}
+	again := losses(out.String())
+	if d := math.Abs(again[0] - trained[4]); d > 0.05*trained[4] {
+		t.Errorf("-init run starts at validation loss %g; the network ended its run at %g (want within 5%%)\n%s", again[0], trained[4], out.String())
+	}
+	if again[0] >= 0.7*trained[0] {
+		t.Errorf("-init run starts at %g, not below a random start's %g", again[0], trained[0])
+	}
+	for _, extra := range [][]string{{"-scale", "120"}, {"-hidden", "256"}, {"-resume", filepath.Join(first, "checkpoint.gob")}} {
+		args := append(append(base, "-out", filepath.Join(dir, "bad"), "-epochs", "1", "-init", net), extra...)
+		if err := run(args, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), extra[0]) {
+			t.Errorf("-init with %q: err = %v; want one naming %s", extra, err, extra[0])
+		}
 	}
 }
 

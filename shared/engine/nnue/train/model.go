@@ -72,6 +72,33 @@ func NewModel(hidden, buckets int, seed uint64) *Model {
 	return m
 }
 
+// ModelFromWeights returns the float model that quantised weights stand for
+// (Export undone, up to Export's rounding): the start of a run that goes on
+// from an exported network, such as the embedded one, when its float
+// checkpoint is not at hand.
+func ModelFromWeights(w *nnue.Weights) *Model {
+	m := &Model{
+		Hidden: len(w.Bias), Buckets: w.Buckets,
+		Feature: make([]float32, len(w.Feature)),
+		Bias:    make([]float32, len(w.Bias)),
+		Output:  make([]float32, len(w.Output)),
+		OutBias: make([]float32, len(w.OutBias)),
+	}
+	for i, v := range w.Feature {
+		m.Feature[i] = float32(float64(v) / nnue.QA)
+	}
+	for i, v := range w.Bias {
+		m.Bias[i] = float32(float64(v) / nnue.QA)
+	}
+	for i, v := range w.Output {
+		m.Output[i] = float32(float64(v) / nnue.QB)
+	}
+	for i, v := range w.OutBias {
+		m.OutBias[i] = float32(float64(v) / (nnue.QA * nnue.QB))
+	}
+	return m
+}
+
 // params returns the model's parameter slices in a fixed order (the
 // optimiser's and the checkpoint's).
 func (m *Model) params() [][]float32 {

@@ -82,6 +82,23 @@ func NewTrainer(cfg Config, train []byte) (*Trainer, error) {
 	return t, nil
 }
 
+// NewTrainerFrom returns a trainer that goes on training model (for
+// example ModelFromWeights of an exported network) on the records of
+// train, with a fresh optimiser state. The model's shape must be the
+// config's.
+func NewTrainerFrom(cfg Config, model *Model, train []byte) (*Trainer, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if model.Hidden != cfg.Hidden || model.Buckets != cfg.Buckets {
+		return nil, fmt.Errorf("train: model of hidden %d, %d buckets; the config has hidden %d, %d buckets",
+			model.Hidden, model.Buckets, cfg.Hidden, cfg.Buckets)
+	}
+	t := &Trainer{Config: cfg, Model: model}
+	t.init(train)
+	return t, nil
+}
+
 func (t *Trainer) init(train []byte) {
 	zero := func() *Model {
 		m := t.Model

@@ -298,3 +298,56 @@ func TestMirrorFlipsFiles(t *testing.T) {
 		t.Errorf("mirrored features %v / %v; want %v / %v", got0, got1, own, their)
 	}
 }
+
+// TestModelFromWeightsUndoesExport: the float model of an exported network
+// is within half a quantisation step of the model exported, exports to
+// the same weights again, and trains on from there.
+func TestModelFromWeightsUndoesExport(t *testing.T) {
+	m := NewModel(nnue.Hidden, 4, 7)
+	for i := range m.Bias {
+		m.Bias[i] = float32(i%7) * 0.01
+	}
+	for i := range m.OutBias {
+		m.OutBias[i] = 0.1 * float32(i)
+	}
+	w, err := m.Export(150)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := ModelFromWeights(w)
+	if back.Hidden != m.Hidden || back.Buckets != m.Buckets {
+		t.Fatalf("shape %d×%d; want %d×%d", back.Hidden, back.Buckets, m.Hidden, m.Buckets)
+	}
+	steps := []float64{1.0 / nnue.QA, 1.0 / nnue.QA, 1.0 / nnue.QB, 1.0 / (nnue.QA * nnue.QB)}
+	for k, p := range m.params() {
+		for i, v := range p {
+			if d := math.Abs(float64(v - back.params()[k][i])); d > steps[k]/2+1e-7 {
+				t.Fatalf("parameter block %d, value %d: %g became %g (more than half a step)", k, i, v, back.params()[k][i])
+			}
+		}
+	}
+	again, err := back.Export(150)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(again, w) {
+		t.Error("re-exported weights differ from the first export")
+	}
+
+	data, _ := synthetic(t, 11, 512, 150)
+	cfg := testConfig(nnue.Hidden)
+	cfg.Buckets = 4
+	tr, err := NewTrainerFrom(cfg, back, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := tr.Loss(data)
+	tr.RunEpoch()
+	if after := tr.Loss(data); !(after < before) {
+		t.Errorf("loss %g after an epoch from the exported model, %g before; want it to fall", after, before)
+	}
+	cfg.Buckets = 2
+	if _, err := NewTrainerFrom(cfg, ModelFromWeights(w), data); err == nil {
+		t.Error("NewTrainerFrom with a 2-bucket config and a 4-bucket model: nil error")
+	}
+}
