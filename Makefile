@@ -109,6 +109,10 @@ test: test-deps build-native
 	# comparison.
 	cd tools/genclient && $(GO) vet ./... && $(GO) test -count=1 ./...
 	cd tools/perft-corentings && $(GO) vet ./...
+	# The engine built with GOEXPERIMENT=simd (the AVX2 evaluation of
+	# shared/engine/nnue/vector_amd64.go): bit-identical to the portable
+	# code on random lanes, and the same bench signature.
+	GOEXPERIMENT=simd $(GO) test -count=1 ./shared/engine/... ./cmd/uci
 	# Wall-clock time compliance of the engine, alone on the machine (the
 	# run above has packages side by side on every core).
 	ENGINE_COMPLIANCE=1 $(GO) test -count=1 -run 'Compliance|WithinTime|DeadlineBounds' ./shared/engine

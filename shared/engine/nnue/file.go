@@ -147,9 +147,12 @@ func NewNetwork(w *Weights) (*Network, error) {
 		packRow(&n.features[f], w.Feature[f*Hidden:(f+1)*Hidden])
 	}
 	packBias(&n.bias, w.Bias)
+	n.vectorSafe = true
 	for b := range w.Buckets {
 		for i := range 2 * Hidden {
-			n.output[b][i] = int32(w.Output[b*2*Hidden+i])
+			v := int32(w.Output[b*2*Hidden+i])
+			n.output[b][i] = v
+			n.vectorSafe = n.vectorSafe && v <= vectorOutputLimit && v >= -vectorOutputLimit
 		}
 		n.outBias[b] = int64(w.OutBias[b])
 	}

@@ -111,6 +111,20 @@ type Network struct {
 	// output[b] holds the side to move's weights then the other side's.
 	output  [MaxBuckets][2 * Hidden]int32
 	outBias [MaxBuckets]int64
+	// vectorSafe: every output weight is within vectorOutputLimit, so the
+	// vector dot product's 32-bit lane sums cannot overflow (vector_*.go).
+	vectorSafe bool
+}
+
+// vectorOutputLimit bounds the output weights for which the vector dot
+// product's int32 lane sums are exact: a lane sums Hidden/16 terms c²·w
+// with c ≤ QA (the portable screluDot sums in int64 and has no limit).
+const vectorOutputLimit = (1<<31 - 1) / (Hidden / 16 * QA * QA)
+
+// screluDots returns the output layer's sum over both perspectives'
+// accumulators (the side to move's first) with the portable screluDot.
+func screluDots(own, their *[words]uint64, w *[2 * Hidden]int32) int64 {
+	return screluDot(own, (*[Hidden]int32)(w[:Hidden])) + screluDot(their, (*[Hidden]int32)(w[Hidden:]))
 }
 
 // Buckets returns the number of output buckets.
@@ -226,8 +240,7 @@ func (n *Network) Apply(dst, src *Accumulator, u *Updates) {
 func (n *Network) Evaluate(acc *Accumulator, stm chess.Color, pieces int) int32 {
 	b := Bucket(pieces, n.buckets)
 	w := &n.output[b]
-	sum := screluDot(&acc.v[stm], (*[Hidden]int32)(w[:Hidden])) +
-		screluDot(&acc.v[stm^1], (*[Hidden]int32)(w[Hidden:]))
+	sum := n.outputSum(&acc.v[stm], &acc.v[stm^1], w)
 	o := sum/QA + n.outBias[b]
 	return int32(o * n.scale / (QA * QB))
 }
@@ -260,25 +273,29 @@ func packLanesOffset(v [4]int16) uint64 { return packWeights(v) + highBits }
 // unpackLane returns lane k of an accumulator word.
 func unpackLane(x uint64, k int) int16 { return int16(uint16(x>>(16*k)) ^ laneOffset) }
 
-func addRow(d, w *[words]uint64) {
+// The row operations on packed words, portable (SWAR): addRow, subRow,
+// addSub and addSubSub (vector_*.go) use the vector unit instead where the
+// build and the processor have one, with the same results.
+
+func addRowWords(d, w *[words]uint64) {
 	for i := range d {
 		d[i] += w[i]
 	}
 }
 
-func subRow(d, w *[words]uint64) {
+func subRowWords(d, w *[words]uint64) {
 	for i := range d {
 		d[i] -= w[i]
 	}
 }
 
-func addSub(d, s, a, r *[words]uint64) {
+func addSubWords(d, s, a, r *[words]uint64) {
 	for i := range d {
 		d[i] = s[i] + a[i] - r[i]
 	}
 }
 
-func addSubSub(d, s, a, r1, r2 *[words]uint64) {
+func addSubSubWords(d, s, a, r1, r2 *[words]uint64) {
 	for i := range d {
 		d[i] = s[i] + a[i] - r1[i] - r2[i]
 	}

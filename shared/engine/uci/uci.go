@@ -26,6 +26,7 @@ import (
 
 	"chessapi/shared/chess"
 	"chessapi/shared/engine"
+	"chessapi/shared/engine/nnue"
 )
 
 // EngineName is reported in "id name".
@@ -442,6 +443,13 @@ func (s *Session) bench(args []string) {
 			return
 		}
 		depth = d
+	}
+	unit := "portable 64-bit code"
+	if nnue.VectorUnit != "" {
+		unit = nnue.VectorUnit
+	}
+	if s.eval == engine.EvalNetwork {
+		s.println("info string evaluation network, inference on " + unit)
 	}
 	r := engine.BenchEvaluation(depth, s.eval, func(line string) { s.println("info string " + line) })
 	s.printf("bench depth %d positions %d nodes %d time %d nps %d\n", depth, r.Positions, r.Nodes, r.Time.Milliseconds(), r.NPS())
