@@ -12,7 +12,9 @@
 // -scale 0 fits the score scale to the data first (train.FitScale).
 // -init starts from an exported network (the embedded one, say) instead of
 // random weights, with a fresh optimiser: a further round of training on
-// new data without the data the network was made from.
+// new data without the data the network was made from; with a larger
+// -hidden the network is widened first (its function unchanged, the new
+// units starting at zero output weight).
 package main
 
 import (
@@ -62,7 +64,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.valData, "valdata", "", "validate on the tails of these files instead (comma-separated; -data files not named here are trained on whole)")
 	fs.StringVar(&o.out, "out", "", "directory for checkpoints and exported networks (required)")
 	fs.StringVar(&o.resume, "resume", "", "checkpoint to continue (its settings win over the flags below)")
-	fs.StringVar(&o.init, "init", "", "exported network (.nnue) to start from instead of random weights; its hidden size, buckets and scale are used")
+	fs.StringVar(&o.init, "init", "", "exported network (.nnue) to start from instead of random weights; its buckets and scale are used, and its hidden size unless -hidden widens it")
 	fs.Float64Var(&o.val, "val", 0.02, "share of each file held out for validation")
 	fs.IntVar(&o.epochs, "epochs", 20, "train until this many epochs are complete")
 	fs.IntVar(&o.limit, "limit", 0, "use at most this many training positions, the first of each file (0 = all)")
@@ -276,9 +278,14 @@ func initialModel(o *options) (*train.Model, error) {
 		return nil, fmt.Errorf("-init %s: %w", o.init, err)
 	}
 	model := train.ModelFromWeights(w)
+	if o.set["hidden"] && o.cfg.Hidden != model.Hidden {
+		// A wider -hidden widens the network (train.Model.Widen: the same
+		// function to start with, new units to grow).
+		if model, err = model.Widen(o.cfg.Hidden, o.cfg.Seed); err != nil {
+			return nil, fmt.Errorf("-hidden %d: the -init network has %d; only a wider one can start from it", o.cfg.Hidden, len(w.Bias))
+		}
+	}
 	switch {
-	case o.set["hidden"] && o.cfg.Hidden != model.Hidden:
-		return nil, fmt.Errorf("-hidden %d: the -init network has %d", o.cfg.Hidden, model.Hidden)
 	case o.set["buckets"] && o.cfg.Buckets != model.Buckets:
 		return nil, fmt.Errorf("-buckets %d: the -init network has %d", o.cfg.Buckets, model.Buckets)
 	case o.cfg.Scale != 0 && o.cfg.Scale != float64(w.Scale):

@@ -152,7 +152,7 @@ func TestTrainFromInit(t *testing.T) {
 	if again[0] >= 0.7*trained[0] {
 		t.Errorf("-init run starts at %g, not below a random start's %g", again[0], trained[0])
 	}
-	for _, extra := range [][]string{{"-scale", "120"}, {"-hidden", "256"}, {"-resume", filepath.Join(first, "checkpoint.gob")}} {
+	for _, extra := range [][]string{{"-scale", "120"}, {"-hidden", "64"}, {"-resume", filepath.Join(first, "checkpoint.gob")}} {
 		args := append(append(base, "-out", filepath.Join(dir, "bad"), "-epochs", "1", "-init", net), extra...)
 		if err := run(args, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), extra[0]) {
 			t.Errorf("-init with %q: err = %v; want one naming %s", extra, err, extra[0])

@@ -99,6 +99,31 @@ func ModelFromWeights(w *nnue.Weights) *Model {
 	return m
 }
 
+// Widen returns a copy of m with hidden accumulator values per perspective
+// (at least m's): the old units keep their weights, the new ones get
+// random feature weights (as NewModel's, from seed), zero biases and zero
+// output weights, so the wider model computes exactly what m computes and
+// training grows the new units from there.
+func (m *Model) Widen(hidden int, seed uint64) (*Model, error) {
+	if hidden < m.Hidden {
+		return nil, fmt.Errorf("train: widen: %d is narrower than the model's %d", hidden, m.Hidden)
+	}
+	w := NewModel(hidden, m.Buckets, seed)
+	for f := range nnue.Inputs {
+		copy(w.Feature[f*hidden:f*hidden+m.Hidden], m.Feature[f*m.Hidden:(f+1)*m.Hidden])
+	}
+	copy(w.Bias, m.Bias)
+	for b := range m.Buckets {
+		for p := range 2 { // side to move's block, then the other's
+			dst := w.Output[b*2*hidden+p*hidden : b*2*hidden+(p+1)*hidden]
+			copy(dst, m.Output[b*2*m.Hidden+p*m.Hidden:b*2*m.Hidden+(p+1)*m.Hidden])
+			clear(dst[m.Hidden:])
+		}
+	}
+	copy(w.OutBias, m.OutBias)
+	return w, nil
+}
+
 // params returns the model's parameter slices in a fixed order (the
 // optimiser's and the checkpoint's).
 func (m *Model) params() [][]float32 {

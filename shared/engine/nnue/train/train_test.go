@@ -351,3 +351,45 @@ func TestModelFromWeightsUndoesExport(t *testing.T) {
 		t.Error("NewTrainerFrom with a 2-bucket config and a 4-bucket model: nil error")
 	}
 }
+
+// TestWidenKeepsTheFunction: a widened model evaluates every position as
+// the narrow one does, and training then grows its new units.
+func TestWidenKeepsTheFunction(t *testing.T) {
+	data, positions := synthetic(t, 12, 512, 150)
+	cfg := testConfig(16)
+	tr, err := NewTrainer(cfg, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.RunEpoch()
+	narrow := tr.Model
+	wide, err := narrow.Widen(32, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, pos := range positions[:200] {
+		own, their := features(pos)
+		n := pos.Occupied().Count()
+		if a, b := narrow.Evaluate(own, their, n, 150), wide.Evaluate(own, their, n, 150); a != b {
+			t.Fatalf("position %d: narrow %g, widened %g", i, a, b)
+		}
+	}
+	cfg.Hidden = 32
+	wt, err := NewTrainerFrom(cfg, wide, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt.RunEpoch()
+	grown := false
+	for b := range wide.Buckets {
+		for _, v := range wide.Output[b*64+16 : b*64+32] {
+			grown = grown || v != 0
+		}
+	}
+	if !grown {
+		t.Error("after an epoch the new units' output weights are all still zero")
+	}
+	if _, err := narrow.Widen(8, 1); err == nil {
+		t.Error("Widen to 8 of a 16-wide model: nil error")
+	}
+}
