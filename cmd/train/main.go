@@ -313,11 +313,18 @@ func save(dir string, t *train.Trainer, valSet []byte, stdout io.Writer) error {
 	w, err := t.Model.Export(int(t.Config.Scale + 0.5))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "train: not exported:", err)
-		return nil // a model of another size trains, but the engine cannot read it
+		return nil // a model of a size the format cannot hold trains, but is not written
 	}
 	b, err := w.MarshalBinary()
 	if err != nil {
 		return err
+	}
+	file := filepath.Join(dir, fmt.Sprintf("epoch-%d.nnue", t.Epoch))
+	if w.Hidden != nnue.Hidden {
+		// The engine of a build with this width reads it; this build cannot
+		// run it to compare.
+		fmt.Fprintf(stdout, "epoch %d: hidden %d (this build's engine has %d): not compared with the float model\n", t.Epoch, w.Hidden, nnue.Hidden)
+		return os.WriteFile(file, b, 0o644)
 	}
 	net, err := nnue.Load(b)
 	if err != nil {
@@ -329,5 +336,5 @@ func save(dir string, t *train.Trainer, valSet []byte, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "epoch %d: quantised vs float on %d validation positions: mean %.2f cp, worst %.2f cp\n",
 		t.Epoch, min(2000, len(valSet)/dataset.RecordSize), mean, worst)
-	return os.WriteFile(filepath.Join(dir, fmt.Sprintf("epoch-%d.nnue", t.Epoch)), b, 0o644)
+	return os.WriteFile(file, b, 0o644)
 }

@@ -15,6 +15,7 @@ const headerSize = len(Magic) + 6*2
 // layout is in the package comment): what the trainer's export produces
 // and what NewNetwork turns into a Network.
 type Weights struct {
+	Hidden  int     // accumulator size per perspective (NewNetwork takes only this build's Hidden)
 	Buckets int     // output buckets, 1..MaxBuckets
 	Scale   int     // centipawns per output unit
 	Feature []int16 // Inputs × Hidden, row per feature
@@ -26,7 +27,7 @@ type Weights struct {
 // Errors of ParseWeights and NewNetwork, wrapped in a *FileError.
 var (
 	ErrMagic = errors.New("not a network file (bad magic)")
-	ErrShape = errors.New("shape does not match this build")
+	ErrShape = errors.New("shape not supported (by this build)")
 	ErrSize  = errors.New("wrong file size for its shape")
 	ErrRange = errors.New("weights would overflow the int16 accumulator")
 )
@@ -42,9 +43,12 @@ func (e *FileError) Error() string { return "nnue: " + e.Field + ": " + e.Err.Er
 // Unwrap returns the reason.
 func (e *FileError) Unwrap() error { return e.Err }
 
-// fileSize returns the size of a file with the given number of buckets.
-func fileSize(buckets int) int {
-	return headerSize + 2*Inputs*Hidden + 2*Hidden + 2*buckets*2*Hidden + 4*buckets
+// MaxHidden bounds the accumulator size a file may declare.
+const MaxHidden = 4096
+
+// fileSize returns the size of a file of the given shape.
+func fileSize(hidden, buckets int) int {
+	return headerSize + 2*Inputs*hidden + 2*hidden + 2*buckets*2*hidden + 4*buckets
 }
 
 // MarshalBinary writes the weights in the file format.
@@ -52,9 +56,9 @@ func (w *Weights) MarshalBinary() ([]byte, error) {
 	if err := w.check(); err != nil {
 		return nil, err
 	}
-	b := make([]byte, 0, fileSize(w.Buckets))
+	b := make([]byte, 0, fileSize(w.Hidden, w.Buckets))
 	b = append(b, Magic...)
-	for _, v := range []int{Hidden, w.Buckets, QA, QB, w.Scale, 0} {
+	for _, v := range []int{w.Hidden, w.Buckets, QA, QB, w.Scale, 0} {
 		b = binary.LittleEndian.AppendUint16(b, uint16(v))
 	}
 	for _, s := range [][]int16{w.Feature, w.Bias, w.Output} {
@@ -71,12 +75,14 @@ func (w *Weights) MarshalBinary() ([]byte, error) {
 // check validates the shape and the accumulator range.
 func (w *Weights) check() error {
 	switch {
+	case w.Hidden < 8 || w.Hidden > MaxHidden || w.Hidden%8 != 0:
+		return &FileError{"hidden", fmt.Errorf("%w: hidden %d (want a multiple of 8 up to %d)", ErrShape, w.Hidden, MaxHidden)}
 	case w.Buckets < 1 || w.Buckets > MaxBuckets:
 		return &FileError{"buckets", fmt.Errorf("%w: %d buckets (want 1..%d)", ErrShape, w.Buckets, MaxBuckets)}
 	case w.Scale < 1 || w.Scale > 65535:
 		return &FileError{"scale", fmt.Errorf("%w: scale %d", ErrShape, w.Scale)}
-	case len(w.Feature) != Inputs*Hidden || len(w.Bias) != Hidden ||
-		len(w.Output) != w.Buckets*2*Hidden || len(w.OutBias) != w.Buckets:
+	case len(w.Feature) != Inputs*w.Hidden || len(w.Bias) != w.Hidden ||
+		len(w.Output) != w.Buckets*2*w.Hidden || len(w.OutBias) != w.Buckets:
 		return &FileError{"weights", ErrSize}
 	}
 	// Within ±WeightLimit no accumulator can overflow (package comment).
@@ -94,7 +100,8 @@ func (w *Weights) check() error {
 	return nil
 }
 
-// ParseWeights reads a network file.
+// ParseWeights reads a network file of any supported shape (NewNetwork
+// then takes only this build's Hidden; the trainer reads others).
 func ParseWeights(b []byte) (*Weights, error) {
 	if len(b) < headerSize || string(b[:len(Magic)]) != Magic {
 		return nil, &FileError{"magic", ErrMagic}
@@ -102,18 +109,18 @@ func ParseWeights(b []byte) (*Weights, error) {
 	h := func(i int) int { return int(binary.LittleEndian.Uint16(b[len(Magic)+2*i:])) }
 	hidden, buckets, qa, qb, scale := h(0), h(1), h(2), h(3), h(4)
 	switch {
-	case hidden != Hidden:
-		return nil, &FileError{"hidden", fmt.Errorf("%w: hidden %d, this build has %d", ErrShape, hidden, Hidden)}
+	case hidden < 8 || hidden > MaxHidden || hidden%8 != 0:
+		return nil, &FileError{"hidden", fmt.Errorf("%w: hidden %d (want a multiple of 8 up to %d)", ErrShape, hidden, MaxHidden)}
 	case qa != QA || qb != QB:
 		return nil, &FileError{"quantisation", fmt.Errorf("%w: QA %d QB %d, this build has %d and %d", ErrShape, qa, qb, QA, QB)}
 	case buckets < 1 || buckets > MaxBuckets:
 		return nil, &FileError{"buckets", fmt.Errorf("%w: %d buckets", ErrShape, buckets)}
 	case h(5) != 0:
 		return nil, &FileError{"reserved", ErrShape}
-	case len(b) != fileSize(buckets):
-		return nil, &FileError{"size", fmt.Errorf("%w: %d bytes, want %d", ErrSize, len(b), fileSize(buckets))}
+	case len(b) != fileSize(hidden, buckets):
+		return nil, &FileError{"size", fmt.Errorf("%w: %d bytes, want %d", ErrSize, len(b), fileSize(hidden, buckets))}
 	}
-	w := &Weights{Buckets: buckets, Scale: scale}
+	w := &Weights{Hidden: hidden, Buckets: buckets, Scale: scale}
 	p := headerSize
 	read16 := func(n int) []int16 {
 		out := make([]int16, n)
@@ -123,9 +130,9 @@ func ParseWeights(b []byte) (*Weights, error) {
 		}
 		return out
 	}
-	w.Feature = read16(Inputs * Hidden)
-	w.Bias = read16(Hidden)
-	w.Output = read16(buckets * 2 * Hidden)
+	w.Feature = read16(Inputs * hidden)
+	w.Bias = read16(hidden)
+	w.Output = read16(buckets * 2 * hidden)
 	w.OutBias = make([]int32, buckets)
 	for i := range w.OutBias {
 		w.OutBias[i] = int32(binary.LittleEndian.Uint32(b[p:]))
@@ -141,6 +148,9 @@ func ParseWeights(b []byte) (*Weights, error) {
 func NewNetwork(w *Weights) (*Network, error) {
 	if err := w.check(); err != nil {
 		return nil, err
+	}
+	if w.Hidden != Hidden {
+		return nil, &FileError{"hidden", fmt.Errorf("%w: hidden %d, this build has %d", ErrShape, w.Hidden, Hidden)}
 	}
 	n := &Network{buckets: w.Buckets, scale: int64(w.Scale)}
 	for f := range Inputs {

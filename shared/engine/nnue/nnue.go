@@ -44,7 +44,7 @@
 // File format (little-endian), written by the trainer's Export:
 //
 //	magic     "NNUENET1"
-//	hidden    uint16   must equal Hidden
+//	hidden    uint16   a multiple of 8 up to MaxHidden; the engine loads Hidden
 //	buckets   uint16   1..MaxBuckets
 //	qa, qb    uint16   must equal QA and QB
 //	scale     uint16   centipawns per output unit

@@ -12,7 +12,7 @@ import (
 func randomWeights(seed uint64, buckets int) *Weights {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	const limit = WeightLimit
-	w := &Weights{Buckets: buckets, Scale: 150,
+	w := &Weights{Hidden: Hidden, Buckets: buckets, Scale: 150,
 		Feature: make([]int16, Inputs*Hidden), Bias: make([]int16, Hidden),
 		Output: make([]int16, buckets*2*Hidden), OutBias: make([]int32, buckets)}
 	for i := range w.Feature {
@@ -184,8 +184,8 @@ func TestWeightsRoundTripAndErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b) != fileSize(4) {
-		t.Fatalf("file is %d bytes; want %d", len(b), fileSize(4))
+	if len(b) != fileSize(Hidden, 4) {
+		t.Fatalf("file is %d bytes; want %d", len(b), fileSize(Hidden, 4))
 	}
 	got, err := ParseWeights(b)
 	if err != nil {
@@ -242,8 +242,8 @@ func TestDefaultNetworkLoads(t *testing.T) {
 	if Default() == nil || n.Buckets() < 1 || n.Scale() < 1 {
 		t.Fatalf("the embedded network has %d buckets and scale %d", n.Buckets(), n.Scale())
 	}
-	if DefaultSize() != fileSize(n.Buckets()) {
-		t.Errorf("DefaultSize() = %d; want %d", DefaultSize(), fileSize(n.Buckets()))
+	if DefaultSize() != fileSize(Hidden, n.Buckets()) {
+		t.Errorf("DefaultSize() = %d; want %d", DefaultSize(), fileSize(Hidden, n.Buckets()))
 	}
 }
 

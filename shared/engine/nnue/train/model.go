@@ -78,7 +78,7 @@ func NewModel(hidden, buckets int, seed uint64) *Model {
 // checkpoint is not at hand.
 func ModelFromWeights(w *nnue.Weights) *Model {
 	m := &Model{
-		Hidden: len(w.Bias), Buckets: w.Buckets,
+		Hidden: w.Hidden, Buckets: w.Buckets,
 		Feature: make([]float32, len(w.Feature)),
 		Bias:    make([]float32, len(w.Bias)),
 		Output:  make([]float32, len(w.Output)),
@@ -175,11 +175,11 @@ func (m *Model) Evaluate(own, their []uint16, pieces int, scale float64) float64
 	return float64(m.forward(&s, acc, act)) * scale
 }
 
-// Export quantises the model by nnue's scheme. It fails when the model's
-// shape is not the one this build's engine reads.
+// Export quantises the model by nnue's scheme (any hidden size the file
+// format takes; the engine loads only its build's nnue.Hidden).
 func (m *Model) Export(scale int) (*nnue.Weights, error) {
-	if m.Hidden != nnue.Hidden {
-		return nil, fmt.Errorf("train: export: hidden %d, the engine is built for %d", m.Hidden, nnue.Hidden)
+	if m.Hidden%8 != 0 || m.Hidden > nnue.MaxHidden {
+		return nil, fmt.Errorf("train: export: hidden %d: the file format takes multiples of 8 up to %d", m.Hidden, nnue.MaxHidden)
 	}
 	q16 := func(src []float32, factor float64) []int16 {
 		out := make([]int16, len(src))
@@ -189,7 +189,7 @@ func (m *Model) Export(scale int) (*nnue.Weights, error) {
 		return out
 	}
 	w := &nnue.Weights{
-		Buckets: m.Buckets, Scale: scale,
+		Hidden: m.Hidden, Buckets: m.Buckets, Scale: scale,
 		Feature: q16(m.Feature, nnue.QA),
 		Bias:    q16(m.Bias, nnue.QA),
 		Output:  q16(m.Output, nnue.QB),

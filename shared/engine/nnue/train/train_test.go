@@ -2,6 +2,7 @@ package train
 
 import (
 	"bytes"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -245,9 +246,28 @@ func TestQuantisedMatchesFloat(t *testing.T) {
 	}
 }
 
-func TestExportRefusesOtherShapes(t *testing.T) {
-	if _, err := NewModel(16, 1, 1).Export(100); err == nil {
-		t.Error("Export of a 16-wide model = nil error; the engine reads only nnue.Hidden")
+// TestExportOtherShapes: a model of another width exports and its file
+// round-trips (the trainer reads it back with -init), but the engine's
+// NewNetwork refuses it; a width the format cannot hold does not export.
+func TestExportOtherShapes(t *testing.T) {
+	m := NewModel(16, 1, 1)
+	w, err := m.Export(100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := w.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := nnue.ParseWeights(b)
+	if err != nil || back.Hidden != 16 || !reflect.DeepEqual(ModelFromWeights(back), ModelFromWeights(w)) {
+		t.Fatalf("16-wide file: ParseWeights = %v (hidden %v); want it back", err, back)
+	}
+	if _, err := nnue.NewNetwork(back); !errors.Is(err, nnue.ErrShape) {
+		t.Errorf("NewNetwork of a 16-wide network: %v; want ErrShape (this build has %d)", err, nnue.Hidden)
+	}
+	if _, err := NewModel(12, 1, 1).Export(100); err == nil {
+		t.Error("Export of a 12-wide model = nil error; the format takes multiples of 8")
 	}
 }
 
