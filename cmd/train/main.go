@@ -282,7 +282,7 @@ func initialModel(o *options) (*train.Model, error) {
 		// A wider -hidden widens the network (train.Model.Widen: the same
 		// function to start with, new units to grow).
 		if model, err = model.Widen(o.cfg.Hidden, o.cfg.Seed); err != nil {
-			return nil, fmt.Errorf("-hidden %d: the -init network has %d; only a wider one can start from it", o.cfg.Hidden, len(w.Bias))
+			return nil, fmt.Errorf("-hidden %d: the -init network has %d; only a wider one can start from it", o.cfg.Hidden, w.Hidden)
 		}
 	}
 	switch {
