@@ -27,6 +27,13 @@ const (
 	nmpEvalDivisor  = 200
 	nmpMaxEvalBonus = 3
 
+	// ProbCut: from probcutMinDepth on, a capture whose reply is searched
+	// probcutReduction plies shallower than the node (the main search would
+	// search it one less) and beats beta + probcutMargin cuts.
+	probcutMinDepth  = 5
+	probcutMargin    = 200
+	probcutReduction = 4
+
 	// Singular extensions: from seMinDepth on, a hash move whose lower or
 	// exact score is at most seTTDepthMargin plies shallower is searched one
 	// ply deeper when every other move fails below its score minus

@@ -17,6 +17,11 @@ type node struct {
 	improving  bool
 	staticEval int32 // -infinity in check
 	us         chess.Color
+	key        uint64 // the node's table key
+	// The table's entry, when there was one (ttDepth −1 when not).
+	ttDepth int
+	ttScore int32
+	ttBound bound
 }
 
 func (s *searcher) negamax(ply, depth int, alpha, beta int32, cutNode bool) int32 {
@@ -70,7 +75,10 @@ func (s *searcher) negamax(ply, depth int, alpha, beta int32, cutNode bool) int3
 		}
 	}
 
-	n := node{ply: ply, depth: depth, pvNode: pvNode, cutNode: cutNode, inCheck: inCheck, us: pos.Turn()}
+	n := node{ply: ply, depth: depth, pvNode: pvNode, cutNode: cutNode, inCheck: inCheck, us: pos.Turn(), key: key, ttDepth: -1}
+	if hit {
+		n.ttDepth, n.ttScore, n.ttBound = int(tte.depth), ttScore, tte.bound()
+	}
 	n.staticEval = -infinity
 	eval := -infinity
 	if !inCheck {
@@ -332,6 +340,38 @@ func (s *searcher) pruneNode(n *node, alpha, beta, eval int32) (int32, bool) {
 				score = beta
 			}
 			return score, true
+		}
+	}
+	// ProbCut: a capture that beats beta by probcutMargin in a search of
+	// depth − probcutReduction (after a quiescence search agrees)
+	// would most likely beat beta at full depth too. Skipped when the table
+	// already says a search nearly that deep stays below that bound.
+	probBeta := beta + probcutMargin
+	if depth >= probcutMinDepth && abs32(beta) < mateBound-probcutMargin &&
+		!(n.ttDepth >= depth-probcutReduction+1 && n.ttBound&boundUpper != 0 && n.ttScore < probBeta) {
+		mp := &s.stack[ply].picker
+		mp.init(pos, chess.GenNoisy, chess.NoMove, nil, ply, chess.NoMove)
+		for {
+			m, order := mp.next()
+			if m == chess.NoMove || order < 0 {
+				break // the rest lose material
+			}
+			if !seeGE(pos, m, probBeta-n.staticEval) {
+				continue
+			}
+			s.play(ply, m)
+			s.enter(ply, m)
+			score := -s.qsearch(ply+1, -probBeta, -probBeta+1)
+			if score >= probBeta {
+				score = -s.negamax(ply+1, depth-probcutReduction, -probBeta, -probBeta+1, !n.cutNode)
+			}
+			if s.stopped {
+				return 0, true
+			}
+			if score >= probBeta {
+				s.tt.store(n.key, m, toTT(score, ply), n.staticEval, depth-probcutReduction+1, boundLower)
+				return score, true
+			}
 		}
 	}
 	return 0, false
