@@ -68,7 +68,7 @@ func parseFlags(args []string) (options, error) {
 	fs.Float64Var(&o.val, "val", 0.02, "share of each file held out for validation")
 	fs.IntVar(&o.epochs, "epochs", 20, "train until this many epochs are complete")
 	fs.IntVar(&o.limit, "limit", 0, "use at most this many training positions, the first of each file (0 = all)")
-	fs.IntVar(&o.cfg.Hidden, "hidden", 128, "accumulator size per perspective")
+	fs.IntVar(&o.cfg.Hidden, "hidden", nnue.Hidden, "accumulator size per perspective (default: the engine's)")
 	fs.IntVar(&o.cfg.Buckets, "buckets", 8, "output buckets by piece count")
 	fs.IntVar(&o.cfg.BatchSize, "batch", 16384, "positions per step")
 	fs.Float64Var(&o.cfg.LR, "lr", 0.001, "learning rate")
