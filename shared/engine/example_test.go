@@ -47,8 +47,8 @@ func Example_multiPV() {
 	fmt.Println("best:", pos.SAN(res.BestMove))
 	// Output:
 	// 1 exd5 cp 489
-	// 2 Nxd5 cp 447
-	// 3 Ne2 cp -574
+	// 2 Nxd5 cp 451
+	// 3 Ne2 cp -511
 	// best: exd5
 }
 

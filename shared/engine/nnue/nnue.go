@@ -61,9 +61,10 @@ import (
 
 // Network shape and quantisation constants (see the package comment).
 const (
-	// Hidden is the accumulator size per perspective; chosen by measuring
-	// speed against strength (docs/engine.md).
-	Hidden = 128
+	// Hidden is the accumulator size per perspective: 256 since the second
+	// round (the r1–r4 network widened from 128 and trained on its own
+	// games); with the AVX2 inference it costs little speed (docs/engine.md).
+	Hidden = 256
 	// Inputs is the number of input features per perspective.
 	Inputs = 768
 	// MaxBuckets bounds the output buckets.
