@@ -111,7 +111,7 @@ func parseFlags(args []string) (config, error) {
 	evalName := fs.String("eval", "", "evaluation of the playing engine: classical or network (required)")
 	fs.DurationVar(&c.report, "report", 30*time.Second, "progress line interval")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
-	fs.IntVar(&c.makeOpenings, "make-openings", 0, "instead of data, write this many balanced match openings to -openings-out")
+	fs.IntVar(&c.makeOpenings, "make-openings", 0, "instead of data, write this many balanced match openings to -openings-out (balance checked with the classical evaluation, whatever -eval says)")
 	fs.StringVar(&c.openingsOut, "openings-out", "", "file for -make-openings")
 	fs.Uint64Var(&c.openingsNodes, "openings-nodes", 200_000, "nodes of the balance check of -make-openings")
 	fs.IntVar(&c.openingsMax, "openings-max", 60, "largest |score| of a -make-openings opening (centipawns)")
