@@ -53,7 +53,7 @@ const multiPVBenchDepth = 8
 // changes when the search or the embedded network does. Update it
 // deliberately with such a change (and say so in the commit); cmd/uci's
 // test asserts the printed line too.
-const benchSignature = 1233742
+const benchSignature = 1098315
 
 // classicalBenchSignature is the node total of the bench with the classical
 // evaluation (UCI: setoption name Evaluation value classical, then bench):

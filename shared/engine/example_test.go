@@ -46,9 +46,9 @@ func Example_multiPV() {
 	}
 	fmt.Println("best:", pos.SAN(res.BestMove))
 	// Output:
-	// 1 exd5 cp 489
+	// 1 exd5 cp 488
 	// 2 Nxd5 cp 451
-	// 3 Ne2 cp -511
+	// 3 Ne2 cp -513
 	// best: exd5
 }
 
