@@ -1027,8 +1027,19 @@ func TestBrowserRoomsAndInvites(t *testing.T) {
 	}
 	move(white, "e2", "e4")
 	black.waitPiece("e4", "wp", 2*time.Second)
+	// A change that leaves the controls as they were keeps their nodes: a
+	// button rebuilt under a press loses the click (the ready press above
+	// was lost so once, when a presence re-rendered the banner).
+	white.waitFor("the controls after the move", `document.querySelector('#btn-resign')?.disabled === false && document.querySelector('.board .pc[data-sq="e4"]')`, 2*time.Second)
+	eval[bool](white, `(window.resignButton = document.querySelector('#btn-resign')) !== null`)
 	move(black, "e7", "e5")
 	white.waitPiece("e5", "bp", 2*time.Second)
+	if !eval[bool](white, `document.querySelector('#btn-resign') === window.resignButton`) {
+		t.Error("the reply re-created the unchanged resign button")
+	}
+	// The stream can bring black's move to white before black's own answer:
+	// until then black's controls are disabled (busy).
+	black.waitFor("the controls after the reply", `document.querySelector('#btn-resign')?.disabled === false`, 2*time.Second)
 	if black == na {
 		black.tap("#btn-resign")
 		black.tap("#resign-confirm-yes")

@@ -9,7 +9,7 @@ import { t, colorName } from './i18n.js';
 import { GameStream } from './stream.js';
 import { applyDelta } from './delta.js';
 import * as storage from './storage.js';
-import { confirmDialog, copyText, fill, h, markAfterPaint, modal, onActivate, openRules, toast } from './ui.js';
+import { confirmDialog, copyText, fill, h, markAfterPaint, modal, onActivate, openRules, refill, toast } from './ui.js';
 import { ensurePlayer, playerToken } from './players.js';
 import { pieceIcon } from './pieces.js';
 import { takeFirstView } from './firstview.js';
@@ -528,7 +528,7 @@ class GameScreen {
         h('button#btn-rematch-join.primary', { onclick: () => this.joinRematch(v.rematch.next) }, t('game.rematch.join'))));
     }
     if (!you && v.phase !== 'waiting') items.push(h('div.spectating', t('game.spectating')));
-    fill(this.els.banner, items);
+    refill(this.els.banner, items);
   }
 
   render960() {
@@ -575,7 +575,7 @@ class GameScreen {
       onclick: () => this.toggleMoves(),
     }, t('controls.moves')));
     buttons.push(h('button#btn-rules', { onclick: openRules }, t('controls.rules')));
-    fill(this.els.controls, buttons);
+    refill(this.els.controls, buttons);
   }
 
   renderMoves() {

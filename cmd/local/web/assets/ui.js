@@ -45,6 +45,19 @@ export function fill(el, ...children) {
   return el;
 }
 
+// refill fills an element with children unless they would show exactly
+// what it shows now (the same markup), in which case the element keeps its
+// nodes. The game screen renders on every change the stream brings (a
+// presence, the other side's clock): rebuilding a button that did not
+// change would replace it under a press, and a press and a release on
+// different nodes make no click, so the tap would be lost.
+export function refill(el, ...children) {
+  const next = document.createElement(el.tagName);
+  append(next, children);
+  if (next.innerHTML !== el.innerHTML) el.replaceChildren(...next.childNodes);
+  return el;
+}
+
 // onActivate runs fn on a click that began on el: a press on el, or the
 // keyboard (a click with detail 0). A dialog opened by a tap on the board
 // must not take that tap's own trailing click for a choice or a dismissal.
