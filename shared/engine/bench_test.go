@@ -53,13 +53,13 @@ const multiPVBenchDepth = 8
 // changes when the search or the embedded network does. Update it
 // deliberately with such a change (and say so in the commit); cmd/uci's
 // test asserts the printed line too.
-const benchSignature = 1098315
+const benchSignature = 1093671
 
 // classicalBenchSignature is the node total of the bench with the classical
 // evaluation (UCI: setoption name Evaluation value classical, then bench):
 // the signature of the engine before the network (issue 25), changed only
 // by the search or eval.go.
-const classicalBenchSignature = 1372834
+const classicalBenchSignature = 1315700
 
 func TestClassicalBenchSignature(t *testing.T) {
 	if got := BenchEvaluation(BenchDepth, EvalClassical, nil); got.Nodes != classicalBenchSignature {

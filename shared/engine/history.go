@@ -8,7 +8,13 @@ import "chessapi/shared/chess"
 //   - history: per side, from and to square, how often a quiet move cut off
 //     (bonus depth², gravity keeps it within ±historyMax);
 //   - counter moves: per piece and destination of the previous move, the
-//     quiet reply that refuted it.
+//     quiet reply that refuted it;
+//   - capture history: per moving piece, destination and captured piece
+//     type, how often the capture cut off (bonus), or was searched before
+//     the move that did (malus, also when that move was quiet); it orders
+//     captures of the same victim after MVV, within the good and the bad
+//     ones (+24 [−10, +60] over 256 games at 25 k nodes, +10 [−38, +60]
+//     over 100 at 10+0.1, docs/engine.md).
 
 const historyMax = 16384
 
@@ -16,6 +22,9 @@ type heuristics struct {
 	killers [maxPly + 1][2]chess.Move
 	history [2][64][64]int32
 	counter [16][64]chess.Move
+	// capture: per moving piece, destination and captured type, how often
+	// the capture cut off (the same bonus and gravity).
+	capture [16][64][chess.King + 1]int32
 }
 
 func (h *heuristics) clear() { *h = heuristics{} }
@@ -50,4 +59,22 @@ func (h *heuristics) rewardQuiet(side chess.Color, m chess.Move, prev chess.Move
 	if prev != chess.NoMove && prev != nullMove {
 		h.counter[prevPiece][prev.To()] = m
 	}
+}
+
+// rewardCapture records that the noisy move best (NoMove: a quiet move)
+// cut off; tried are the noisy moves searched before it, which get a malus.
+func (h *heuristics) rewardCapture(pos *chess.Position, best chess.Move, depth int, tried []chess.Move) {
+	bonus := historyBonus(depth)
+	if best != chess.NoMove {
+		updateHistory(h.captureEntry(pos, best), bonus)
+	}
+	for _, q := range tried {
+		if q != best {
+			updateHistory(h.captureEntry(pos, q), -bonus)
+		}
+	}
+}
+
+func (h *heuristics) captureEntry(pos *chess.Position, m chess.Move) *int32 {
+	return &h.capture[pos.PieceAt(m.From())][m.To()][capturedType(pos, m)]
 }

@@ -50,6 +50,9 @@ func (mp *movePicker) init(pos *chess.Position, gen chess.GenType, ttMove chess.
 			if m.Kind() == chess.KindPromotion {
 				s += seeValue[chess.Queen]
 			}
+			if h != nil {
+				s += *h.captureEntry(pos, m) / 16
+			}
 			if seeGE(pos, m, 0) {
 				s += scoreGoodNoisy
 			} else {

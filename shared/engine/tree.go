@@ -134,8 +134,8 @@ func (s *searcher) negamax(ply, depth int, alpha, beta int32, cutNode bool) int3
 
 	bestScore, bestMove := -infinity, chess.NoMove
 	moveCount, quietCount := 0, 0
-	var quiets [64]chess.Move
-	nQuiets := 0
+	var quiets, noisies [64]chess.Move
+	nQuiets, nNoisies := 0, 0
 	skipQuiets := false
 	canPrune := !root && !s.fullWidth && hasNonPawnMaterial(pos, n.us)
 	for {
@@ -180,6 +180,9 @@ func (s *searcher) negamax(ply, depth int, alpha, beta int32, cutNode bool) int3
 				quiets[nQuiets] = m
 				nQuiets++
 			}
+		} else if nNoisies < len(noisies) {
+			noisies[nNoisies] = m
+			nNoisies++
 		}
 
 		var score int32
@@ -215,6 +218,9 @@ func (s *searcher) negamax(ply, depth int, alpha, beta int32, cutNode bool) int3
 				if score >= beta {
 					if quiet {
 						s.rewardCutoff(ply, depth, n.us, m, quiets[:nQuiets])
+						s.heur.rewardCapture(pos, chess.NoMove, depth, noisies[:nNoisies])
+					} else {
+						s.heur.rewardCapture(pos, m, depth, noisies[:nNoisies])
 					}
 					break
 				}
