@@ -60,6 +60,8 @@ type gameRecord struct {
 	sans         []string
 	result       outcome
 	reason       string
+	// stats are each side's moves (index: chess.White, chess.Black).
+	stats [2][]moveStat
 	// restart: an engine misbehaved (no answer, exited) and must be
 	// replaced before the next game.
 	restart bool
@@ -154,6 +156,11 @@ func playGame(white, black *uciEngine, op opening, tc [2]timeControl, adj adjudi
 			return lose(side, fmt.Sprintf("time forfeit (%v over)", -clock[side]))
 		}
 		clock[side] = max(clock[side], 0) + tc[side].inc
+		left := clock[side]
+		if tc[side].nodes > 0 {
+			left = -1 // no clock
+		}
+		rec.stats[side] = append(rec.stats[side], moveStat{elapsed: res.elapsed, nodes: res.nodes, depth: res.depth, clockLeft: left})
 		m, err := pos.ParseUCI(res.move)
 		if err != nil {
 			return lose(side, fmt.Sprintf("illegal move %q: %v", res.move, err))

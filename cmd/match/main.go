@@ -57,7 +57,9 @@ func run(args []string) error {
 	}
 	fmt.Printf("%s (%s) vs %s (%s), %d games, concurrency %d, %d openings\n",
 		cfg.engines[0].name, formatTC(cfg.tc[0]), cfg.engines[1].name, formatTC(cfg.tc[1]), cfg.games, cfg.concurrency, len(cfg.openings))
+	var stats moveStats
 	t, err := playMatch(cfg, func(round int, g gameRecord, first bool, t tally) {
+		stats.add(&g, first)
 		if pgn != nil {
 			_, _ = pgn.WriteString(g.pgn(round))
 		}
@@ -69,6 +71,9 @@ func run(args []string) error {
 		return err
 	}
 	fmt.Printf("%s vs %s: %s\n", cfg.engines[0].name, cfg.engines[1].name, t)
+	if !cfg.quiet {
+		fmt.Print(stats.report([2]string{cfg.engines[0].name, cfg.engines[1].name}))
+	}
 	return nil
 }
 

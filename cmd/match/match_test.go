@@ -68,7 +68,9 @@ func fakeEngine(mode string) {
 				time.Sleep(150 * time.Millisecond)
 				fmt.Println("bestmove " + pos.UCI(pos.LegalMoves()[0]))
 			default:
-				fmt.Println("info depth 1 score cp 0")
+				fmt.Println("info depth 1 currmove e2e4")
+				fmt.Println("info depth 3 seldepth 5 score cp 0 nodes 1234 pv e2e4")
+				fmt.Println("info depth 4 currmove e2e4 nodes 2000")
 				fmt.Println("bestmove " + pos.UCI(pos.LegalMoves()[0]))
 			}
 		case "quit":

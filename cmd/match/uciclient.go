@@ -116,6 +116,10 @@ type searchResult struct {
 	// centipawns (mates as ±100000); hasScore tells whether there was one.
 	score    int
 	hasScore bool
+	// nodes and depth are the last reported ones (0 when none): depth
+	// from an info line with a score, so a currmove line does not count.
+	nodes uint64
+	depth int
 }
 
 // think sends the position and go command and waits for bestmove, at most
@@ -140,6 +144,13 @@ func (e *uciEngine) think(position, goCmd string, timeout time.Duration) (search
 			if strings.HasPrefix(line, "info ") {
 				if v, ok := parseInfoScore(line); ok {
 					res.score, res.hasScore = v, true
+				}
+				nodes, nodesOK, depth, depthOK := parseInfoNodesDepth(line)
+				if nodesOK {
+					res.nodes = nodes
+				}
+				if depthOK && strings.Contains(line, " score ") {
+					res.depth = depth
 				}
 				continue
 			}
