@@ -6,6 +6,8 @@
 //	    -games 40 -tc 10+0.1 -concurrency 1
 //
 // -tc nodes=N searches every move with "go nodes N" instead of a clock.
+// -depth D plays no games: each engine searches every opening position to
+// depth D and the nodes each needed are printed.
 //
 // Each opening of the openings file is played twice with colours swapped.
 // Games are adjudicated with shared/chess: checkmate, stalemate,
@@ -40,12 +42,21 @@ type config struct {
 	adj         adjudication
 	pgnPath     string
 	quiet       bool
+	depth       int // > 0: nodes to this depth instead of games
 }
 
 func run(args []string) error {
 	cfg, err := parseFlags(args)
 	if err != nil {
 		return err
+	}
+	if cfg.depth > 0 {
+		nodes, err := depthNodes(cfg.engines, cfg.openings, cfg.depth)
+		if err != nil {
+			return err
+		}
+		fmt.Print(depthReport([2]string{cfg.engines[0].name, cfg.engines[1].name}, cfg.depth, nodes))
+		return nil
 	}
 	var pgn *os.File
 	if cfg.pgnPath != "" {
@@ -186,6 +197,7 @@ func parseFlags(args []string) (config, error) {
 	maxPlies := fs.Int("maxplies", 0, "adjudicate a draw after this many plies (0 = off)")
 	pgnPath := fs.String("pgn", "", "write the games to this PGN file")
 	quiet := fs.Bool("quiet", false, "print only the final result")
+	depth := fs.Int("depth", 0, "play no games: search every opening position to this depth with each engine and print the nodes (0 = off)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -195,6 +207,9 @@ func parseFlags(args []string) (config, error) {
 	}
 	if *games < 1 {
 		return cfg, fmt.Errorf("-games %d: want at least 1", *games)
+	}
+	if *depth < 0 {
+		return cfg, fmt.Errorf("-depth %d: want 0 (off) or more", *depth)
 	}
 	if *conc < 1 {
 		return cfg, fmt.Errorf("-concurrency %d: want at least 1", *conc)
@@ -236,7 +251,7 @@ func parseFlags(args []string) (config, error) {
 	}
 	cfg.games, cfg.concurrency = *games, *conc
 	cfg.adj = adjudication{timeMargin: *margin, resignScore: *resign, resignMoves: *resignMoves, maxPlies: *maxPlies}
-	cfg.pgnPath, cfg.quiet = *pgnPath, *quiet
+	cfg.pgnPath, cfg.quiet, cfg.depth = *pgnPath, *quiet, *depth
 	return cfg, nil
 }
 
