@@ -20,33 +20,38 @@ const depthAnswerTimeout = 10 * time.Minute
 func depthNodes(engines [2]engineSpec, openings []opening, depth int) ([2][]uint64, error) {
 	var out [2][]uint64
 	for i, spec := range engines {
-		e, err := startEngine(spec)
+		nodes, err := engineDepthNodes(spec, openings, depth)
 		if err != nil {
 			return out, err
 		}
-		for _, op := range openings {
-			if err := e.send("ucinewgame"); err != nil {
-				e.close()
-				return out, err
-			}
-			if err := e.ready(); err != nil {
-				e.close()
-				return out, err
-			}
-			posCmd := "position fen " + op.fen
-			if len(op.moves) > 0 {
-				posCmd += " moves " + strings.Join(op.moves, " ")
-			}
-			res, err := e.think(posCmd, fmt.Sprintf("go depth %d", depth), depthAnswerTimeout)
-			if err != nil {
-				e.close()
-				return out, fmt.Errorf("opening %q: %w", op.fen, err)
-			}
-			out[i] = append(out[i], res.nodes)
-		}
-		e.close()
+		out[i] = nodes
 	}
 	return out, nil
+}
+
+// engineDepthNodes is depthNodes for one engine.
+func engineDepthNodes(spec engineSpec, openings []opening, depth int) ([]uint64, error) {
+	e, err := startEngine(spec)
+	if err != nil {
+		return nil, err
+	}
+	defer e.close()
+	goCmd := fmt.Sprintf("go depth %d", depth)
+	var nodes []uint64
+	for _, op := range openings {
+		if err := e.send("ucinewgame"); err != nil {
+			return nodes, err
+		}
+		if err := e.ready(); err != nil {
+			return nodes, err
+		}
+		res, err := e.think(positionCommand(op.fen, op.moves), goCmd, depthAnswerTimeout)
+		if err != nil {
+			return nodes, fmt.Errorf("opening %q: %w", op.fen, err)
+		}
+		nodes = append(nodes, res.nodes)
+	}
+	return nodes, nil
 }
 
 // depthReport renders the nodes per position and the totals.

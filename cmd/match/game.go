@@ -130,10 +130,7 @@ func playGame(white, black *uciEngine, op opening, tc [2]timeControl, adj adjudi
 
 		side := pos.Turn()
 		e := engines[side]
-		posCmd := "position fen " + op.fen
-		if len(played) > 0 {
-			posCmd += " moves " + strings.Join(played, " ")
-		}
+		posCmd := positionCommand(op.fen, played)
 		goCmd := fmt.Sprintf("go wtime %d btime %d winc %d binc %d",
 			clock[chess.White].Milliseconds(), clock[chess.Black].Milliseconds(), tc[0].inc.Milliseconds(), tc[1].inc.Milliseconds())
 		wait := clock[side] + adj.timeMargin + time.Second

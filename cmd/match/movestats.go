@@ -51,8 +51,7 @@ type phaseStats struct {
 	moves             int
 	elapsed           time.Duration
 	nodes             uint64
-	timedMoves        int           // moves that reported nodes (nodes-a-second counts only these)
-	timedElapsed      time.Duration // their time
+	timedElapsed      time.Duration // time of the moves that reported nodes (nodes a second counts only these)
 	depthSum, depthN  int
 	clockLeftSum      time.Duration
 	clockLeftReported int
@@ -77,7 +76,6 @@ func (ms *moveStats) add(g *gameRecord, firstIsWhite bool) {
 			p.elapsed += st.elapsed
 			if st.nodes > 0 {
 				p.nodes += st.nodes
-				p.timedMoves++
 				p.timedElapsed += st.elapsed
 			}
 			if st.depth > 0 {
@@ -108,7 +106,7 @@ func (ms *moveStats) report(names [2]string) string {
 			}
 			fmt.Fprintf(&b, "%s %s: %d moves, %.0f ms a move", names[e], span, p.moves,
 				float64(p.elapsed.Microseconds())/1000/float64(p.moves))
-			if p.timedMoves > 0 && p.timedElapsed > 0 {
+			if p.timedElapsed > 0 {
 				fmt.Fprintf(&b, ", %.0f k nodes/s", float64(p.nodes)/p.timedElapsed.Seconds()/1000)
 			}
 			if p.depthN > 0 {

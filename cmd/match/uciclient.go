@@ -108,6 +108,14 @@ func (e *uciEngine) waitFor(prefix string, timeout time.Duration) (string, error
 	}
 }
 
+// positionCommand is the UCI "position" command of fen followed by moves.
+func positionCommand(fen string, moves []string) string {
+	if len(moves) == 0 {
+		return "position fen " + fen
+	}
+	return "position fen " + fen + " moves " + strings.Join(moves, " ")
+}
+
 // searchResult is what an engine answered to "go".
 type searchResult struct {
 	move    string
